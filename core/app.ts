@@ -1,0 +1,81 @@
+import type { Writable } from 'node:stream';
+import helmet from '@fastify/helmet';
+import rateLimit from '@fastify/rate-limit';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { guard } from './auth/guard.js';
+import { TokenService } from './auth/tokens.js';
+import type { Config } from './config.js';
+import { type Db, openDatabase } from './db/database.js';
+import { errorHandlers, tooManyRequests } from './errors.js';
+import { LogPrivacy, loggerOptions, pinoLevel } from './logger.js';
+import { SettingsRepository } from './settings/repository.js';
+import { SettingsStore } from './settings/store.js';
+import { Entitlement } from './tiers.js';
+import { featurePlugins } from '../plugins/index.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+    db: Db;
+    settings: SettingsStore;
+    logPrivacy: LogPrivacy;
+  }
+}
+
+export interface BuildAppOptions {
+  config: Config;
+  /** Where log lines go (tests capture them); stdout by default. */
+  logStream?: Writable;
+}
+
+/** JSON bodies are validated strictly (no type coercion, no unknown fields); query strings and params are coerced. */
+function validatorCompilers() {
+  const shared = { allErrors: false, useDefaults: true, removeAdditional: false, strict: false } as const;
+  const body = addFormats.default(new Ajv({ ...shared, coerceTypes: false }));
+  const other = addFormats.default(new Ajv({ ...shared, coerceTypes: 'array' }));
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
+    (httpPart === 'body' ? body : other).compile(schema);
+}
+
+/** Builds the whole service: core plugins first, then each feature of plugins/index.ts in order. */
+export async function buildApp({ config, logStream }: BuildAppOptions): Promise<FastifyInstance> {
+  const db = await openDatabase(config.databaseFile);
+  const settings = await SettingsStore.open(new SettingsRepository(db), config.seed);
+
+  const app = Fastify({
+    logger: loggerOptions(settings.seed('LOG_LEVEL'), logStream),
+    bodyLimit: 1024 * 1024,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(validatorCompilers());
+
+  app.decorate('config', config);
+  app.decorate('db', db);
+  app.decorate('settings', settings);
+  app.decorate('entitlement', new Entitlement());
+  app.decorate('tokens', new TokenService(config.jwtSecretKey, config.jwtAlgorithm));
+  app.decorate('logPrivacy', new LogPrivacy(config.jwtSecretKey, settings));
+  app.addHook('onClose', async () => db.destroy());
+
+  settings.onChange((key, value) => {
+    if (key === 'LOG_LEVEL') app.log.level = pinoLevel(value as Parameters<typeof pinoLevel>[0]);
+  });
+  for (const notice of config.notices) app.log.warn(notice);
+
+  // 1. external plugins
+  await app.register(helmet, {
+    hsts: config.tls.enabled && config.tls.hstsMaxAge > 0 ? { maxAge: config.tls.hstsMaxAge, includeSubDomains: true } : false,
+  });
+  await app.register(rateLimit, { global: false, errorResponseBuilder: (_request, context) => tooManyRequests(context.ttl / 1000) });
+  // 2. core application plugins
+  await app.register(errorHandlers);
+  await app.register(guard);
+  // 3. features, in boot order
+  for (const plugin of featurePlugins) await app.register(plugin);
+
+  return app as unknown as FastifyInstance;
+}

@@ -1,0 +1,120 @@
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
+import fp from 'fastify-plugin';
+import { forbidden, unauthorized } from '../errors.js';
+import { type Entitlement, type Tier, tierAtLeast } from '../tiers.js';
+import type { TokenClaims, TokenService } from './tokens.js';
+
+export const ROLES = ['viewer', 'editor', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** What a route declares in `config.access`: public, or a minimum role and optionally a tier. */
+export type Access = { public: true } | { role: Role; tier?: Tier };
+
+export interface Principal {
+  id: string;
+  username: string;
+  role: Role;
+  email: string | null;
+  groups: string[];
+  /** The login session of the presented token. */
+  sessionId: string;
+}
+
+/** Turns verified claims into the calling user, or throws 401 (unknown user, revoked token). */
+export interface IdentityResolver {
+  resolve(claims: TokenClaims): Promise<Principal>;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    access?: Access;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+  interface FastifyInstance {
+    identity: IdentityResolver;
+    tokens: TokenService;
+    entitlement: Entitlement;
+  }
+}
+
+export function roleAtLeast(actual: Role, required: Role): boolean {
+  return ROLES.indexOf(actual) >= ROLES.indexOf(required);
+}
+
+/** The one tier check; routes declare it, and field-level gates call it too. */
+export function requireTier(entitlement: Entitlement, tier: Tier): void {
+  if (!tierAtLeast(entitlement.tier(), tier)) {
+    throw forbidden('tier_required', `This feature needs the ${tier} plan or higher (current plan: ${entitlement.tier()})`);
+  }
+}
+
+/** The calling user of a protected route; the guard guarantees it is set there. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw unauthorized();
+  return request.principal;
+}
+
+function describeAccess(access: Access): string {
+  if ('public' in access) return 'Public.';
+  return `Role: ${access.role} or higher. Tier: ${access.tier ?? 'FREE'} or higher.`;
+}
+
+/** Puts the declared role and tier into the route's OpenAPI entry. */
+function annotate(route: RouteOptions, access: Access): void {
+  const schema = (route.schema ?? {}) as Record<string, unknown>;
+  const isPublic = 'public' in access;
+  route.schema = {
+    ...schema,
+    description: [schema.description, describeAccess(access)].filter(Boolean).join(' '),
+    ...(isPublic ? {} : { security: [{ bearerAuth: [] }] }),
+    'x-hearth-access': isPublic ? 'public' : { role: access.role, tier: access.tier ?? 'FREE' },
+    response: { '4xx': { $ref: 'ErrorBody#' }, '5xx': { $ref: 'ErrorBody#' }, ...(schema.response as object | undefined) },
+  } as RouteOptions['schema'];
+}
+
+/**
+ * The one role guard and the one tier guard. Every route must declare `config.access`;
+ * a route that does not is refused at boot, and at run time it would fail closed.
+ */
+export const guard = fp(
+  async function guard(app: FastifyInstance) {
+    const undeclared: string[] = [];
+    const routes: RouteOptions[] = [];
+
+    app.decorateRequest('principal', null);
+
+    app.addHook('onRoute', (route) => {
+      routes.push(route);
+    });
+
+    app.addHook('onReady', async () => {
+      for (const route of routes) {
+        const access = route.config?.access;
+        if (access) annotate(route, access);
+        else undeclared.push(`${String(route.method)} ${route.url}`);
+      }
+      if (undeclared.length) throw new Error(`routes without config.access: ${undeclared.join(', ')}`);
+    });
+
+    app.addHook('onRequest', async (request) => {
+      if (request.is404) return;
+      const access = request.routeOptions.config.access;
+      if (!access) throw forbidden('access_undeclared', 'This route is not available');
+      if ('public' in access) return;
+
+      const header = request.headers.authorization;
+      if (!header || !/^Bearer\s+\S+$/i.test(header)) throw unauthorized();
+      const claims = app.tokens.check(header.replace(/^Bearer\s+/i, ''), 'access');
+      const principal = await app.identity.resolve(claims);
+      request.principal = principal;
+
+      if (access.tier) requireTier(app.entitlement, access.tier);
+      if (!roleAtLeast(principal.role, access.role)) {
+        throw forbidden('role_required', `This action needs the ${access.role} role or higher`);
+      }
+    });
+  },
+  { name: 'hearth-guard', dependencies: ['hearth-errors'] },
+);

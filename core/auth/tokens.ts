@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import { createSigner, createVerifier, TokenError } from 'fast-jwt';
+import { clock } from '../clock.js';
+import type { JwtAlgorithm } from '../config.js';
+import { unauthorized } from '../errors.js';
+
+export type TokenType = 'access' | 'refresh';
+
+export interface TokenClaims {
+  sub: string;
+  /** The login session this token belongs to (refresh rotation and revocation). */
+  sid: string;
+  typ: TokenType;
+  jti: string;
+  /** Issue time in milliseconds: revocation watermarks need finer grain than `iat`'s seconds. */
+  iat_ms: number;
+  iat: number;
+  exp: number;
+}
+
+/** Signs and verifies Hearth's JWTs; the verifier accepts only the configured algorithm. */
+export class TokenService {
+  private readonly sign: (payload: Record<string, unknown>) => string;
+  private readonly verify: (token: string) => TokenClaims;
+
+  constructor(secret: string, algorithm: JwtAlgorithm) {
+    this.sign = createSigner({ key: secret, algorithm });
+    this.verify = createVerifier({
+      key: secret,
+      algorithms: [algorithm],
+      requiredClaims: ['sub', 'sid', 'typ', 'jti', 'iat_ms', 'exp'],
+      cache: 1000,
+    });
+  }
+
+  issue(type: TokenType, userId: string, sessionId: string, lifetimeSeconds: number, jti: string = randomUUID()): string {
+    const now = clock.now();
+    return this.sign({
+      sub: userId,
+      sid: sessionId,
+      typ: type,
+      jti,
+      iat_ms: now,
+      exp: Math.floor(now / 1000) + lifetimeSeconds,
+    });
+  }
+
+  /** Throws 401 for anything but a valid, unexpired token of the expected type. */
+  check(token: string, expected: TokenType): TokenClaims {
+    let claims: TokenClaims;
+    try {
+      claims = this.verify(token);
+    } catch (error) {
+      const expired = error instanceof TokenError && error.code === TokenError.codes.expired;
+      throw unauthorized(expired ? 'Token expired' : 'Invalid token');
+    }
+    if (claims.typ !== expected) throw unauthorized(`A ${claims.typ} token cannot be used as a ${expected} token`);
+    if (typeof claims.iat_ms !== 'number' || typeof claims.sub !== 'string') throw unauthorized('Invalid token');
+    return claims;
+  }
+}

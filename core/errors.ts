@@ -1,0 +1,123 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { Type } from 'typebox';
+
+/**
+ * One error type and one JSON shape for every route:
+ *   { "error": { "code": "snake_case", "message": "human sentence", "field"?: "body.path" } }
+ */
+export const ErrorBody = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.String(),
+      message: Type.String(),
+      field: Type.Optional(Type.String()),
+    }),
+  },
+  { $id: 'ErrorBody', description: 'The one error shape of every route' },
+);
+
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    message: string,
+    readonly field?: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+export const badRequest = (code: string, message: string, field?: string) => new HttpError(400, code, message, field);
+export const unauthorized = (message = 'Authentication required') =>
+  new HttpError(401, 'unauthorized', message, undefined, { 'www-authenticate': 'Bearer' });
+export const forbidden = (code: string, message: string) => new HttpError(403, code, message);
+export const notFound = (what: string) => new HttpError(404, 'not_found', `${what} not found`);
+export const conflict = (code: string, message: string, field?: string) => new HttpError(409, code, message, field);
+export const payloadTooLarge = (message: string) => new HttpError(413, 'payload_too_large', message);
+export const unsupportedMediaType = (message: string) => new HttpError(415, 'unsupported_media_type', message);
+export const unprocessable = (code: string, message: string, field?: string) => new HttpError(422, code, message, field);
+export const tooManyRequests = (retryAfterSeconds: number, message = 'Too many requests, retry later') =>
+  new HttpError(429, 'too_many_requests', message, undefined, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+
+interface AjvIssue {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** "body.user.email" from Ajv's "/user/email" plus the missing property, if any. */
+function fieldOf(context: string | undefined, issue: AjvIssue): string {
+  const parts = issue.instancePath.split('/').filter(Boolean);
+  if (issue.keyword === 'required' && typeof issue.params.missingProperty === 'string') parts.push(issue.params.missingProperty);
+  if (issue.keyword === 'additionalProperties' && typeof issue.params.additionalProperty === 'string') parts.push(issue.params.additionalProperty);
+  return [context ?? 'body', ...parts].join('.');
+}
+
+function describe(issue: AjvIssue, field: string): string {
+  if (issue.keyword === 'required') return `${field} is required`;
+  if (issue.keyword === 'additionalProperties') return `${field} is not an accepted field`;
+  if (issue.keyword === 'enum' && Array.isArray(issue.params.allowedValues)) return `${field} must be one of ${issue.params.allowedValues.join(', ')}`;
+  return `${field} ${issue.message ?? 'is invalid'}`;
+}
+
+/** Maps framework errors (validation, parsing, limits) onto the one shape. */
+function toHttpError(error: FastifyError & { validation?: AjvIssue[]; validationContext?: string }): HttpError | undefined {
+  if (error instanceof HttpError) return error;
+  if (error.validation?.length) {
+    const issue = error.validation[0];
+    const field = fieldOf(error.validationContext, issue);
+    return badRequest('validation_failed', describe(issue, field), field);
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return badRequest('malformed_json', 'The request body is not valid JSON');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+    case 'FST_REQ_FILE_TOO_LARGE':
+    case 'FST_FILES_LIMIT':
+    case 'FST_PARTS_LIMIT':
+    case 'FST_FIELDS_LIMIT':
+      return payloadTooLarge('The request body is larger than this endpoint accepts');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return unsupportedMediaType('This content type is not accepted here');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return badRequest('invalid_content_length', 'Content-Length does not match the body');
+  }
+  if (error.statusCode === 429) return tooManyRequests(Number(error.message.match(/\d+/)?.[0] ?? 60));
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return new HttpError(error.statusCode, 'bad_request', error.message);
+  }
+  return undefined;
+}
+
+export function errorPayload(error: HttpError) {
+  return { error: { code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}) } };
+}
+
+/** One error handler and one not-found handler; 5xx answers never carry internals. */
+export const errorHandlers = fp(
+  async function errorHandlers(app: FastifyInstance) {
+    app.addSchema(ErrorBody);
+
+    app.setErrorHandler((error: FastifyError, request, reply) => {
+      const known = toHttpError(error);
+      if (!known) {
+        request.log.error({ err: error }, 'request failed');
+        return reply.code(500).send({ error: { code: 'internal_error', message: 'Internal server error' } });
+      }
+      if (known.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+      return reply.code(known.statusCode).headers(known.headers).send(errorPayload(known));
+    });
+
+    // Rate limited, so that scanning for routes is slow work.
+    app.setNotFoundHandler({ preHandler: app.rateLimit({ max: 120, timeWindow: '1 minute' }) }, (request, reply) => {
+      reply.code(404).send({ error: { code: 'not_found', message: `No route ${request.method} ${request.url.split('?')[0]}` } });
+    });
+  },
+  { name: 'hearth-errors', dependencies: ['@fastify/rate-limit'] },
+);

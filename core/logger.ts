@@ -1,0 +1,58 @@
+import { createHmac, hkdfSync } from 'node:crypto';
+import type { FastifyServerOptions } from 'fastify';
+import type { LogLevel } from './config.js';
+import type { SettingsStore } from './settings/store.js';
+
+const PINO_LEVEL: Record<LogLevel, string> = { DEBUG: 'debug', INFO: 'info', WARNING: 'warn', ERROR: 'error' };
+
+export function pinoLevel(level: LogLevel): string {
+  return PINO_LEVEL[level];
+}
+
+/** Anything that may carry a secret is censored before a line is written, whoever logs it. */
+const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  '*.password',
+  '*.new_password',
+  '*.current_password',
+  '*.access_token',
+  '*.refresh_token',
+  '*.mfa_token',
+  '*.token',
+  '*.license_key',
+  '*.client_secret',
+  '*.secret',
+  '*.api_key',
+];
+
+export function loggerOptions(level: LogLevel, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
+  return {
+    level: pinoLevel(level),
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    serializers: {
+      // Query strings can carry reset tokens or OIDC codes: only the path is logged.
+      req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: req.url.split('?')[0], ip: req.ip }),
+    },
+    ...(stream ? { stream } : {}),
+  } as FastifyServerOptions['logger'];
+}
+
+/** One place that decides what a user identifier or a query text looks like in a log line. */
+export class LogPrivacy {
+  private readonly key: Buffer;
+
+  constructor(secret: string, private readonly settings: SettingsStore) {
+    this.key = Buffer.from(hkdfSync('sha256', secret, 'hearth', 'log-anonymisation', 32));
+  }
+
+  user(identifier: string): string {
+    if (!this.settings.seed('RAG_LOG_ANONYMISE')) return identifier;
+    return `anon:${createHmac('sha256', this.key).update(identifier).digest('hex').slice(0, 16)}`;
+  }
+
+  query(text: string): string {
+    return this.settings.seed('RAG_LOG_REDACT_QUERIES') ? `[redacted ${text.length} chars]` : text;
+  }
+}

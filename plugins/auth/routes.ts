@@ -1,0 +1,103 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { requireTier } from '../../core/auth/guard.js';
+import { badRequest } from '../../core/errors.js';
+import { LIFETIME_KEYS } from '../sessions/service.js';
+import { UserView } from '../users/schemas.js';
+import { toUserView } from '../users/service.js';
+import { AuthSettingsPatch, AuthSettingsView, EmailBody, LoginBody, LoginResult, PasswordChangeBody, RefreshBody, TokenPairView } from './schemas.js';
+
+const viewer = { access: { role: 'viewer' as const } };
+const admin = { access: { role: 'admin' as const } };
+
+export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.post('/api/auth/login', {
+    config: { access: { public: true } },
+    schema: {
+      summary: 'Log in with username and password',
+      description: 'Returns tokens, or status mfa_required with an mfa_token when TOTP is enrolled.',
+      tags: ['auth'],
+      body: LoginBody,
+      response: { 200: LoginResult },
+    },
+  }, async (request) => {
+    const pair = await app.auth.login(request.body.username, request.body.password, request.ip);
+    request.log.info({ user: app.logPrivacy.user(request.body.username) }, 'login');
+    return pair;
+  });
+
+  app.post('/api/auth/refresh', {
+    config: { access: { public: true } },
+    schema: {
+      summary: 'Exchange a refresh token for a new access token (the refresh token rotates)',
+      tags: ['auth'],
+      body: RefreshBody,
+      response: { 200: TokenPairView },
+    },
+  }, async (request) => app.sessions.refresh(request.body.refresh_token));
+
+  app.get('/api/auth/me', {
+    config: viewer,
+    schema: { summary: 'The current user', tags: ['auth'], response: { 200: UserView } },
+  }, async (request) => toUserView(await app.users.get(request.principal!.id)));
+
+  app.put('/api/auth/me/email', {
+    config: viewer,
+    schema: { summary: 'Set your own email address', tags: ['auth'], body: EmailBody, response: { 200: UserView } },
+  }, async (request) => toUserView(await app.users.setOwnEmail(request.principal!.id, request.body.email)));
+
+  app.put('/api/auth/password', {
+    config: viewer,
+    schema: {
+      summary: 'Change your own password',
+      description: 'Needs the current password. Ends your other sessions and returns a fresh token pair for this one.',
+      tags: ['auth'],
+      body: PasswordChangeBody,
+      response: { 200: TokenPairView },
+    },
+  }, async (request) =>
+    app.auth.changePassword(request.principal!.id, request.body.current_password, request.body.new_password, request.ip),
+  );
+
+  const currentSettings = () => ({
+    access_token_seconds: app.settings.get<number>(LIFETIME_KEYS.access, 900),
+    refresh_token_seconds: app.settings.get<number>(LIFETIME_KEYS.refresh, 604_800),
+    access_token_seconds_admin: app.settings.get<number | null>(LIFETIME_KEYS.accessAdmin, null),
+    refresh_token_seconds_admin: app.settings.get<number | null>(LIFETIME_KEYS.refreshAdmin, null),
+  });
+
+  app.get('/api/admin/auth/settings', {
+    config: admin,
+    schema: { summary: 'Token lifetimes in force', tags: ['auth'], response: { 200: AuthSettingsView } },
+  }, async () => currentSettings());
+
+  app.patch('/api/admin/auth/settings', {
+    config: admin,
+    schema: {
+      summary: 'Change token lifetimes at run time',
+      description: 'Lifetimes in seconds: access 60..86400, refresh 300..7776000, access never above refresh. The *_admin overrides need ENTERPRISE.',
+      tags: ['auth'],
+      body: AuthSettingsPatch,
+      response: { 200: AuthSettingsView },
+    },
+  }, async (request) => {
+    const patch = request.body;
+    if (patch.access_token_seconds_admin !== undefined || patch.refresh_token_seconds_admin !== undefined) {
+      requireTier(app.entitlement, 'ENTERPRISE');
+    }
+    const next = { ...currentSettings(), ...patch };
+    if (next.access_token_seconds > next.refresh_token_seconds) {
+      throw badRequest('invalid_lifetimes', 'access_token_seconds must not exceed refresh_token_seconds', 'body.access_token_seconds');
+    }
+    if ((next.access_token_seconds_admin ?? 0) > (next.refresh_token_seconds_admin ?? next.refresh_token_seconds)) {
+      throw badRequest('invalid_lifetimes', 'access_token_seconds_admin must not exceed the admin refresh lifetime', 'body.access_token_seconds_admin');
+    }
+    await app.settings.set({
+      [LIFETIME_KEYS.access]: next.access_token_seconds,
+      [LIFETIME_KEYS.refresh]: next.refresh_token_seconds,
+      [LIFETIME_KEYS.accessAdmin]: next.access_token_seconds_admin,
+      [LIFETIME_KEYS.refreshAdmin]: next.refresh_token_seconds_admin,
+    });
+    request.log.info({ event: 'config.update', by: app.logPrivacy.user(request.principal!.id) }, 'auth settings updated');
+    return currentSettings();
+  });
+};

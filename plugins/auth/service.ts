@@ -1,0 +1,55 @@
+import { assertPasswordPolicy, burnPasswordCheck, verifyPassword } from '../../core/auth/passwords.js';
+import { HttpError, badRequest } from '../../core/errors.js';
+import type { SessionService, TokenPair } from '../sessions/service.js';
+import type { UserRow, UsersRepository } from '../users/repository.js';
+import type { UsersService } from '../users/service.js';
+import type { LoginThrottle } from './login-throttle.js';
+
+const INVALID_CREDENTIALS = 'Invalid username or password';
+
+/** Password login and password change; the same answer and the same work for every kind of failure. */
+export class AuthService {
+  constructor(
+    private readonly users: UsersService,
+    private readonly repository: UsersRepository,
+    private readonly sessions: SessionService,
+    private readonly throttle: LoginThrottle,
+  ) {}
+
+  /** Checks a username and password, or throws 401 (or 429 when throttled). */
+  async verifyCredentials(username: string, password: string, address: string): Promise<UserRow> {
+    await this.throttle.assertAllowed(username, address);
+    const user = await this.repository.findByUsername(username);
+    const ok = user?.hashed_password ? await verifyPassword(user.hashed_password, password) : await burnPasswordCheck(password);
+    if (!user || !ok) {
+      await this.throttle.failed(username, address);
+      throw new HttpError(401, 'invalid_credentials', INVALID_CREDENTIALS);
+    }
+    await this.throttle.succeeded(username);
+    return user;
+  }
+
+  async login(username: string, password: string, address: string): Promise<TokenPair> {
+    const user = await this.verifyCredentials(username, password, address);
+    return this.sessions.start(user);
+  }
+
+  /**
+   * Changes the caller's own password after checking the current one; every other session of
+   * theirs ends, and the caller gets a fresh pair so this client stays signed in.
+   */
+  async changePassword(userId: string, currentPassword: string, newPassword: string, address: string): Promise<TokenPair> {
+    const user = await this.users.get(userId);
+    if (!user.hashed_password) throw badRequest('oidc_user', 'This account signs in through an identity provider and has no password');
+    // Guesses at the current password through a stolen token are throttled like logins.
+    await this.throttle.assertAllowed(user.username, address);
+    if (!(await verifyPassword(user.hashed_password, currentPassword))) {
+      await this.throttle.failed(user.username, address);
+      throw badRequest('wrong_password', 'The current password is wrong', 'body.current_password');
+    }
+    if (currentPassword === newPassword) throw badRequest('password_unchanged', 'The new password must differ from the current one', 'body.new_password');
+    assertPasswordPolicy(newPassword, user.username, 'body.new_password');
+    await this.users.update(userId, { password: newPassword });
+    return this.sessions.start(user);
+  }
+}

@@ -1,0 +1,28 @@
+import fp from 'fastify-plugin';
+import { UsersRepository } from '../users/repository.js';
+import { SessionsRepository } from './repository.js';
+import { sessionsRoutes } from './routes.js';
+import { SessionService } from './service.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    sessions: SessionService;
+  }
+}
+
+const PRUNE_INTERVAL_MS = 6 * 60 * 60 * 1000;
+
+/** Login sessions, refresh rotation and revocation; provides the guard's identity resolver. */
+export default fp(
+  async function sessions(app) {
+    const service = new SessionService(new SessionsRepository(app.db), new UsersRepository(app.db), app.tokens, app.settings, app.entitlement);
+    app.decorate('sessions', service);
+    app.decorate('identity', service);
+    await app.register(sessionsRoutes);
+
+    const timer = setInterval(() => service.pruneIdle().catch((err) => app.log.error({ err }, 'session prune failed')), PRUNE_INTERVAL_MS);
+    timer.unref();
+    app.addHook('onClose', async () => clearInterval(timer));
+  },
+  { name: 'sessions', dependencies: ['users'] },
+);

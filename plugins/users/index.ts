@@ -1,0 +1,29 @@
+import fp from 'fastify-plugin';
+import { UsersRepository } from './repository.js';
+import { usersRoutes } from './routes.js';
+import { UsersService } from './service.js';
+import { bootstrapDefaultAdmin } from './default-admin.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    users: UsersService;
+  }
+}
+
+/** Users and roles: the repository, the rules, and the admin CRUD under /api/auth/users. */
+export default fp(
+  async function users(app) {
+    app.decorate(
+      'users',
+      new UsersService(new UsersRepository(app.db), {
+        requireEmail: app.config.authRequireEmail,
+        onPasswordChanged: async (userId) => {
+          await app.sessions.revokeUser(userId);
+        },
+      }),
+    );
+    await bootstrapDefaultAdmin(app);
+    await app.register(usersRoutes);
+  },
+  { name: 'users', dependencies: ['hearth-guard'] },
+);

@@ -1,0 +1,75 @@
+import type { Insertable, Selectable, Transaction, Updateable } from 'kysely';
+import type { Db } from '../../core/db/database.js';
+import type { Database, UsersTable } from '../../core/db/schema.js';
+
+export type UserRow = Selectable<UsersTable>;
+
+export class UsersRepository {
+  constructor(private readonly db: Db) {}
+
+  findById(id: string): Promise<UserRow | undefined> {
+    return this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  findByUsername(username: string): Promise<UserRow | undefined> {
+    return this.db
+      .selectFrom('users')
+      .selectAll()
+      .where((eb) => eb(eb.fn('lower', ['username']), '=', username.toLowerCase()))
+      .executeTakeFirst();
+  }
+
+  list(limit: number, offset: number): Promise<UserRow[]> {
+    return this.db.selectFrom('users').selectAll().orderBy('created_at').orderBy('id').limit(limit).offset(offset).execute();
+  }
+
+  async count(): Promise<number> {
+    const row = await this.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async insert(user: Insertable<UsersTable>): Promise<void> {
+    await this.db.insertInto('users').values(user).execute();
+  }
+
+  updateKeepingAnAdmin(id: string, change: Updateable<UsersTable>): Promise<'ok' | 'last_admin'> {
+    return this.keepingAnAdmin(async (trx) => {
+      await trx.updateTable('users').set(change).where('id', '=', id).execute();
+    });
+  }
+
+  deleteKeepingAnAdmin(id: string): Promise<'ok' | 'last_admin'> {
+    return this.keepingAnAdmin(async (trx) => {
+      await trx.deleteFrom('users').where('id', '=', id).execute();
+    });
+  }
+
+  async setTokensValidAfter(id: string, instant: number): Promise<void> {
+    await this.db.updateTable('users').set({ tokens_valid_after: instant }).where('id', '=', id).execute();
+  }
+
+  /**
+   * Runs a change and rolls it back if it leaves no admin behind; one transaction, so two
+   * concurrent demotions cannot each see "another admin remains".
+   */
+  private async keepingAnAdmin(change: (trx: Transaction<Database>) => Promise<void>): Promise<'ok' | 'last_admin'> {
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        await change(trx);
+        const admins = await trx
+          .selectFrom('users')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('role', '=', 'admin')
+          .executeTakeFirstOrThrow();
+        if (Number(admins.n) === 0) throw new LastAdminError();
+      });
+      return 'ok';
+    } catch (error) {
+      if (error instanceof LastAdminError) return 'last_admin';
+      throw error;
+    }
+  }
+}
+
+/** Thrown inside a transaction to roll it back. */
+class LastAdminError extends Error {}

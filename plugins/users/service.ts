@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import { assertPasswordPolicy, hashPassword } from '../../core/auth/passwords.js';
+import type { Role } from '../../core/auth/guard.js';
+import { clock } from '../../core/clock.js';
+import { badRequest, conflict, notFound } from '../../core/errors.js';
+import type { UserRow, UsersRepository } from './repository.js';
+import type { CreateUserBody, UpdateUserBody, UserView } from './schemas.js';
+
+export function toUserView(row: UserRow): UserView {
+  return {
+    id: row.id,
+    username: row.username,
+    email: row.email,
+    role: row.role,
+    groups: JSON.parse(row.groups) as string[],
+    auth_source: row.auth_source,
+    created_at: clock.iso(row.created_at),
+    updated_at: clock.iso(row.updated_at),
+  };
+}
+
+export interface UsersServiceOptions {
+  /** AUTH_REQUIRE_EMAIL: local users must have a non-empty email. */
+  requireEmail: boolean;
+  /** Called after a user's password changed, so their other sessions end. */
+  onPasswordChanged: (userId: string) => Promise<void>;
+}
+
+/** The rules of user management; SQL stays in the repository, HTTP in the routes. */
+export class UsersService {
+  constructor(readonly repository: UsersRepository, private readonly options: UsersServiceOptions) {}
+
+  async get(id: string): Promise<UserRow> {
+    const user = await this.repository.findById(id);
+    if (!user) throw notFound('User');
+    return user;
+  }
+
+  async getByUsername(username: string): Promise<UserRow> {
+    const user = await this.repository.findByUsername(username);
+    if (!user) throw notFound('User');
+    return user;
+  }
+
+  async list(limit: number, offset: number): Promise<{ users: UserRow[]; total: number }> {
+    const [users, total] = await Promise.all([this.repository.list(limit, offset), this.repository.count()]);
+    return { users, total };
+  }
+
+  async create(input: CreateUserBody): Promise<UserRow> {
+    this.assertEmail(input.email ?? null, 'body.email');
+    assertPasswordPolicy(input.password, input.username);
+    if (await this.repository.findByUsername(input.username)) {
+      throw conflict('username_taken', 'A user with this username already exists', 'body.username');
+    }
+    const now = clock.now();
+    const id = randomUUID();
+    await this.repository.insert({
+      id,
+      username: input.username,
+      email: input.email ?? null,
+      role: input.role,
+      hashed_password: await hashPassword(input.password),
+      groups: JSON.stringify(['everyone']),
+      auth_source: 'local',
+      tokens_valid_after: 0,
+      created_at: now,
+      updated_at: now,
+    });
+    return this.get(id);
+  }
+
+  async update(id: string, input: UpdateUserBody): Promise<UserRow> {
+    const user = await this.get(id);
+    const email = input.email === undefined ? user.email : input.email;
+    if (user.auth_source === 'local') this.assertEmail(email, 'body.email');
+    if (input.password !== undefined) {
+      if (user.auth_source !== 'local') throw badRequest('oidc_user', 'This user signs in through an identity provider and has no password', 'body.password');
+      assertPasswordPolicy(input.password, user.username);
+    }
+    const outcome = await this.repository.updateKeepingAnAdmin(id, {
+      ...(input.role ? { role: input.role } : {}),
+      ...(input.email !== undefined ? { email: input.email } : {}),
+      ...(input.password !== undefined ? { hashed_password: await hashPassword(input.password) } : {}),
+      updated_at: clock.now(),
+    });
+    if (outcome === 'last_admin') throw conflict('last_admin', 'The last admin cannot be demoted', 'body.role');
+    if (input.password !== undefined) await this.options.onPasswordChanged(id);
+    return this.get(id);
+  }
+
+  async setOwnEmail(id: string, email: string): Promise<UserRow> {
+    return this.update(id, { email });
+  }
+
+  /** Sets a new password after the caller proved the current one. */
+  async setPassword(id: string, newPassword: string): Promise<void> {
+    await this.update(id, { password: newPassword });
+  }
+
+  async delete(id: string): Promise<UserRow> {
+    const user = await this.get(id);
+    const outcome = await this.repository.deleteKeepingAnAdmin(id);
+    if (outcome === 'last_admin') throw conflict('last_admin', 'The last admin cannot be deleted');
+    return user;
+  }
+
+  /** First boot: creates the default admin when there is no user at all. */
+  async ensureDefaultAdmin(admin: { username: string; password: string; email: string | undefined }): Promise<boolean> {
+    if ((await this.repository.count()) > 0) return false;
+    const now = clock.now();
+    await this.repository.insert({
+      id: randomUUID(),
+      username: admin.username,
+      email: admin.email ?? null,
+      role: 'admin' satisfies Role,
+      hashed_password: await hashPassword(admin.password),
+      groups: JSON.stringify(['everyone']),
+      auth_source: 'local',
+      tokens_valid_after: 0,
+      created_at: now,
+      updated_at: now,
+    });
+    return true;
+  }
+
+  private assertEmail(email: string | null, field: string): void {
+    if (this.options.requireEmail && !email?.trim()) {
+      throw badRequest('email_required', 'An email address is required for local users (AUTH_REQUIRE_EMAIL)', field);
+    }
+  }
+}

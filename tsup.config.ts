@@ -1,0 +1,14 @@
+import { defineConfig } from 'tsup';
+
+export default defineConfig({
+  entry: { server: 'core/server.ts', 'issue-license': 'scripts/issue-license.ts' },
+  format: ['esm'],
+  target: 'node20',
+  platform: 'node',
+  outDir: 'dist',
+  clean: true,
+  sourcemap: true,
+  splitting: true,
+  // Native addons and their loaders stay in node_modules.
+  skipNodeModulesBundle: true,
+});
