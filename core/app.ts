@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
 import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -11,6 +12,7 @@ import type { Config } from './config.js';
 import { type Db, openDatabase } from './db/database.js';
 import { errorHandlers, tooManyRequests } from './errors.js';
 import { LogPrivacy, loggerOptions, pinoLevel } from './logger.js';
+import { openApiOptions } from './openapi.js';
 import { SettingsRepository } from './settings/repository.js';
 import { SettingsStore } from './settings/store.js';
 import { Entitlement } from './tiers.js';
@@ -45,20 +47,23 @@ export async function buildApp({ config, logStream }: BuildAppOptions): Promise<
   const db = await openDatabase(config.databaseFile);
   const settings = await SettingsStore.open(new SettingsRepository(db), config.seed);
 
+  const logPrivacy = new LogPrivacy(config.jwtSecretKey, settings);
   const app = Fastify({
-    logger: loggerOptions(settings.seed('LOG_LEVEL'), logStream),
+    logger: loggerOptions(settings.seed('LOG_LEVEL'), logPrivacy, logStream),
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompilers());
+  // The API speaks JSON (and multipart where a route registers it): anything else is a 415.
+  app.removeContentTypeParser('text/plain');
 
   app.decorate('config', config);
   app.decorate('db', db);
   app.decorate('settings', settings);
   app.decorate('entitlement', new Entitlement());
   app.decorate('tokens', new TokenService(config.jwtSecretKey, config.jwtAlgorithm));
-  app.decorate('logPrivacy', new LogPrivacy(config.jwtSecretKey, settings));
+  app.decorate('logPrivacy', logPrivacy);
   app.addHook('onClose', async () => db.destroy());
 
   settings.onChange((key, value) => {
@@ -66,16 +71,26 @@ export async function buildApp({ config, logStream }: BuildAppOptions): Promise<
   });
   for (const notice of config.notices) app.log.warn(notice);
 
-  // 1. external plugins
-  await app.register(helmet, {
-    hsts: config.tls.enabled && config.tls.hstsMaxAge > 0 ? { maxAge: config.tls.hstsMaxAge, includeSubDomains: true } : false,
-  });
-  await app.register(rateLimit, { global: false, errorResponseBuilder: (_request, context) => tooManyRequests(context.ttl / 1000) });
-  // 2. core application plugins
-  await app.register(errorHandlers);
-  await app.register(guard);
-  // 3. features, in boot order
-  for (const plugin of featurePlugins) await app.register(plugin);
+  try {
+    // 1. external plugins
+    await app.register(helmet, {
+      hsts: config.tls.enabled && config.tls.hstsMaxAge > 0 ? { maxAge: config.tls.hstsMaxAge, includeSubDomains: true } : false,
+      // Without TLS, upgrading asset requests to https would break the UI on a plain-HTTP LAN.
+      contentSecurityPolicy: { directives: { upgradeInsecureRequests: config.tls.enabled ? [] : null } },
+    });
+    await app.register(rateLimit, { global: false, errorResponseBuilder: (_request, context) => tooManyRequests(context.ttl / 1000) });
+    // Always on, before any route, so /docs can list every route; ENABLE_API_DOCS only gates the interactive UIs.
+    await app.register(swagger, openApiOptions);
+    // 2. core application plugins
+    await app.register(errorHandlers);
+    await app.register(guard);
+    // 3. features, in boot order
+    for (const plugin of featurePlugins) await app.register(plugin);
+  } catch (error) {
+    // A plugin that fails to boot must not leave the database open behind it.
+    await app.close().catch(() => undefined);
+    throw error;
+  }
 
   return app as unknown as FastifyInstance;
 }

@@ -27,13 +27,17 @@ const REDACT_PATHS = [
   '*.api_key',
 ];
 
-export function loggerOptions(level: LogLevel, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
+export function loggerOptions(level: LogLevel, privacy: LogPrivacy, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
   return {
     level: pinoLevel(level),
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     serializers: {
       // Query strings can carry reset tokens or OIDC codes: only the path is logged.
-      req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: req.url.split('?')[0], ip: req.ip }),
+      req: (req: { method: string; url: string; ip?: string }) => ({
+        method: req.method,
+        url: req.url.split('?')[0],
+        ip: req.ip === undefined ? undefined : privacy.user(req.ip),
+      }),
     },
     ...(stream ? { stream } : {}),
   } as FastifyServerOptions['logger'];
@@ -47,6 +51,7 @@ export class LogPrivacy {
     this.key = Buffer.from(hkdfSync('sha256', secret, 'hearth', 'log-anonymisation', 32));
   }
 
+  /** A user id, username or client address as it may appear in a log line. */
   user(identifier: string): string {
     if (!this.settings.seed('RAG_LOG_ANONYMISE')) return identifier;
     return `anon:${createHmac('sha256', this.key).update(identifier).digest('hex').slice(0, 16)}`;

@@ -1,11 +1,21 @@
 import type { FastifyPluginAsync } from 'fastify';
+import health from './health/index.js';
 import users from './users/index.js';
 import sessions from './sessions/index.js';
 import auth from './auth/index.js';
+import license from './license/index.js';
+import branding from './branding/index.js';
+import hardware from './hardware/index.js';
+import apiDocs from './api-docs/index.js';
 
 /** Feature plugins in boot order: read top to bottom. */
 export const featurePlugins: FastifyPluginAsync[] = [
+  health,
   users,
   sessions,
   auth,
+  license,
+  branding,
+  hardware,
+  apiDocs,
 ];

@@ -26,7 +26,7 @@ export interface TestApp {
 }
 
 /** A real app over a real SQLite file in a fresh temp folder. */
-export async function startApp(env: Record<string, string> = {}, dataDir?: string): Promise<TestApp> {
+export async function startApp(env: Record<string, string> = {}, dataDir?: string, removeOnClose = !dataDir): Promise<TestApp> {
   const dir = dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'hearth-test-'));
   const config = loadConfig(
     { JWT_SECRET_KEY: TEST_JWT_SECRET, MFA_ENCRYPTION_KEY: TEST_MFA_KEY, LOG_LEVEL: 'DEBUG', ...env, DATA_DIR: dir },
@@ -40,7 +40,13 @@ export async function startApp(env: Record<string, string> = {}, dataDir?: strin
     },
   });
   const app = await buildApp({ config, logStream });
-  await app.ready();
+  try {
+    await app.ready();
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    if (removeOnClose) rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
 
   const request: TestApp['request'] = ({ token, headers, ...options }) =>
     app.inject({ ...options, headers: { ...headers, ...(token ? { authorization: `Bearer ${token}` } : {}) } });
@@ -67,11 +73,11 @@ export async function startApp(env: Record<string, string> = {}, dataDir?: strin
     },
     async restart() {
       await app.close();
-      return startApp(env, dir);
+      return startApp(env, dir, removeOnClose);
     },
     async close() {
       await app.close();
-      if (!dataDir) rmSync(dir, { recursive: true, force: true });
+      if (removeOnClose) rmSync(dir, { recursive: true, force: true });
     },
   };
   return testApp;

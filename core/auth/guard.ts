@@ -74,6 +74,21 @@ function annotate(route: RouteOptions, access: Access): void {
   } as RouteOptions['schema'];
 }
 
+export interface DeclaredRoute {
+  method: string;
+  url: string;
+  access: Access | undefined;
+}
+
+const seenRoutes = new WeakMap<FastifyInstance, RouteOptions[]>();
+
+/** Every route of an app with its declared access (HEAD included), read-only: the route-table tests walk it. */
+export function declaredRoutes(app: FastifyInstance): DeclaredRoute[] {
+  return (seenRoutes.get(app) ?? []).flatMap((route) =>
+    [route.method].flat().map((method) => ({ method: String(method), url: route.url, access: route.config?.access })),
+  );
+}
+
 /**
  * The one role guard and the one tier guard. Every route must declare `config.access`;
  * a route that does not is refused at boot, and at run time it would fail closed.
@@ -82,18 +97,26 @@ export const guard = fp(
   async function guard(app: FastifyInstance) {
     const undeclared: string[] = [];
     const routes: RouteOptions[] = [];
+    seenRoutes.set(app, routes);
 
     app.decorateRequest('principal', null);
 
+    const annotated = new WeakSet<RouteOptions>();
+
     app.addHook('onRoute', (route) => {
       routes.push(route);
+      // Annotating now lets Fastify compile the error responses; access set by a later onRoute hook is annotated at onReady.
+      if (route.config?.access) {
+        annotate(route, route.config.access);
+        annotated.add(route);
+      }
     });
 
     app.addHook('onReady', async () => {
       for (const route of routes) {
         const access = route.config?.access;
-        if (access) annotate(route, access);
-        else undeclared.push(`${String(route.method)} ${route.url}`);
+        if (!access) undeclared.push(`${String(route.method)} ${route.url}`);
+        else if (!annotated.has(route)) annotate(route, access);
       }
       if (undeclared.length) throw new Error(`routes without config.access: ${undeclared.join(', ')}`);
     });

@@ -12,12 +12,12 @@ async function defaultPasswordInUse(app: FastifyInstance): Promise<boolean> {
 /** Creates the first admin, and nags in the log (at boot, then hourly) while the documented default password still opens it. */
 export async function bootstrapDefaultAdmin(app: FastifyInstance): Promise<void> {
   if (await app.users.ensureDefaultAdmin(app.config.defaultAdmin)) {
-    app.log.info({ username: app.config.defaultAdmin.username }, 'created the default admin account');
+    app.log.info({ user: app.logPrivacy.user(app.config.defaultAdmin.username) }, 'created the default admin account (DEFAULT_ADMIN_USER)');
   }
   const warn = async () => {
     if (!(await defaultPasswordInUse(app))) return false;
     app.log.warn(
-      `SECURITY WARNING: the admin account "${app.config.defaultAdmin.username}" still uses the documented default password. ` +
+      'SECURITY WARNING: the default admin account (DEFAULT_ADMIN_USER) still uses the documented default password. ' +
         'Change it (PUT /api/auth/password) before exposing this service on a network.',
     );
     return true;

@@ -1,0 +1,277 @@
+/**
+ * `npm run bench`: request throughput of the built service against a bare Fastify baseline.
+ *
+ * autocannon runs in this process; every server is its own child process, so the load generator
+ * and the server do not share an event loop (they do share the machine's cores: see `cores`).
+ * Targets, all with the same settings:
+ *   1. hello-world   bench/hello-world.mjs, GET /            (bare Fastify, the baseline)
+ *   2. health        node dist/server.js, GET /api/health    (public route: the full hook chain, no auth)
+ *   3. auth-me       node dist/server.js, GET /api/auth/me   (JWT verify + session lookup + user read)
+ * The goal (issue): auth-me keeps at least 70% of hello-world's requests/s. A FAIL is reported,
+ * not turned into an exit code: benchmarks are not tests.
+ *
+ * Environment: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, default 2), BENCH_CONNECTIONS
+ * (default 10), BENCH_PIPELINING (default 1), BENCH_CPU_PROF=1 (write V8 CPU profiles of the
+ * server children to bench/results/profiles/, for `chrome://inspect` or speedscope).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD } from '../core/config.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
+const TARGET_RATIO = 0.7;
+
+function envNumber(name: string, fallback: number): number {
+  const value = process.env[name];
+  if (value === undefined || value.trim() === '') return fallback;
+  const parsed = Number(value);
+  if (!Number.isFinite(parsed) || parsed <= 0) throw new Error(`${name} must be a positive number, got "${value}"`);
+  return parsed;
+}
+
+const settings = {
+  durationSeconds: envNumber('BENCH_DURATION', 10),
+  warmupSeconds: envNumber('BENCH_WARMUP', 2),
+  connections: envNumber('BENCH_CONNECTIONS', 10),
+  pipelining: envNumber('BENCH_PIPELINING', 1),
+};
+const cpuProfile = process.env.BENCH_CPU_PROF === '1';
+
+// --- child servers ---
+
+interface Server {
+  name: string;
+  url: string;
+  child: ChildProcess;
+  output: () => string;
+}
+
+const servers = new Set<Server>();
+const tempDirs: string[] = [];
+
+async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as net.AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** Spawns `node script` on a free port and waits until readyPath answers over HTTP. */
+async function startServer(name: string, script: string, env: Record<string, string>, readyPath: string): Promise<Server> {
+  const port = await freePort();
+  const base: Record<string, string> = {};
+  for (const key of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[key]) base[key] = process.env[key]!;
+  const nodeArgs = cpuProfile ? ['--cpu-prof', '--cpu-prof-dir', path.join(RESULTS_DIR, 'profiles'), '--cpu-prof-name', `${name}-${Date.now()}.cpuprofile`] : [];
+  const child = spawn(process.execPath, [...nodeArgs, script], {
+    cwd: ROOT,
+    env: { ...base, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-8000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const server: Server = { name, url: `http://127.0.0.1:${port}`, child, output: () => output };
+  servers.add(server);
+
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${output}`);
+    try {
+      await fetch(`${server.url}${readyPath}`);
+      return server;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`${name} did not answer on ${server.url} within 30 s:\n${output}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+/** SIGTERM (a graceful exit also writes the CPU profile), SIGKILL if it lingers. */
+async function stopServer(server: Server): Promise<void> {
+  servers.delete(server);
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.kill('SIGTERM');
+  const timer = setTimeout(() => server.child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+function cleanup(): void {
+  for (const server of servers) server.child.kill('SIGKILL');
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+}
+
+// --- measuring ---
+
+interface Measurement {
+  target: string;
+  url: string;
+  requestsPerSecond: number;
+  latencyMs: { mean: number; p50: number; p90: number; p99: number; max: number };
+  requests: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  /** CPU time the server process spent per request (user + system), Linux only: steadier than req/s on a busy machine. */
+  serverCpuMicrosPerRequest: number | null;
+  ratioToBaseline?: number;
+}
+
+/** User + system CPU time of a process in microseconds, from /proc (null elsewhere). */
+function processCpuMicros(pid: number | undefined): number | null {
+  if (pid === undefined || process.platform !== 'linux') return null;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (USER_HZ, 100 on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return null;
+  }
+}
+
+function cannon(url: string, headers: Record<string, string>, seconds: number): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    autocannon(
+      { url, headers, duration: seconds, connections: settings.connections, pipelining: settings.pipelining },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    );
+  });
+}
+
+async function measure(server: Server, target: string, route: string, headers: Record<string, string> = {}): Promise<Measurement> {
+  const url = `${server.url}${route}`;
+  process.stdout.write(`  ${target.padEnd(12)} warm-up ${settings.warmupSeconds}s, then ${settings.durationSeconds}s… `);
+  await cannon(url, headers, settings.warmupSeconds);
+  const cpuBefore = processCpuMicros(server.child.pid);
+  const result = await cannon(url, headers, settings.durationSeconds);
+  const cpuAfter = processCpuMicros(server.child.pid);
+  const measurement: Measurement = {
+    target,
+    url,
+    requestsPerSecond: result.requests.average,
+    latencyMs: { mean: result.latency.mean, p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    serverCpuMicrosPerRequest: cpuBefore !== null && cpuAfter !== null && result.requests.total > 0 ? Math.round((cpuAfter - cpuBefore) / result.requests.total) : null,
+  };
+  process.stdout.write(`${Math.round(measurement.requestsPerSecond)} req/s\n`);
+  return measurement;
+}
+
+// --- main ---
+
+async function main(): Promise<void> {
+  const serverScript = path.join(ROOT, 'dist', 'server.js');
+  if (!existsSync(serverScript)) throw new Error('dist/server.js is missing: run `npm run build` (npm run bench does)');
+  mkdirSync(RESULTS_DIR, { recursive: true });
+
+  const machine = {
+    node: process.version,
+    cores: os.availableParallelism(),
+    cpu: os.cpus()[0]?.model ?? 'unknown',
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+  };
+  console.log(`Hearth bench: node ${machine.node}, ${machine.cores} cores (${machine.cpu})`);
+  console.log(
+    `  ${settings.connections} connections, pipelining ${settings.pipelining}, ${settings.warmupSeconds}s warm-up + ${settings.durationSeconds}s per target; ` +
+      'autocannon shares the machine with the server under test\n',
+  );
+
+  const results: Measurement[] = [];
+
+  const hello = await startServer('hello-world', path.join(ROOT, 'bench', 'hello-world.mjs'), {}, '/');
+  results.push(await measure(hello, 'hello-world', '/'));
+  await stopServer(hello);
+
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hearth-bench-'));
+  tempDirs.push(dataDir);
+  const hearth = await startServer(
+    'hearth',
+    serverScript,
+    {
+      DATA_DIR: dataDir,
+      JWT_SECRET_KEY: 'bench-secret-that-is-long-enough-for-hs256-signing',
+      MFA_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
+      LOG_LEVEL: 'ERROR',
+    },
+    '/api/health',
+  );
+  results.push(await measure(hearth, 'health', '/api/health'));
+
+  const login = await fetch(`${hearth.url}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: DOCUMENTED_DEFAULT_ADMIN_PASSWORD }),
+  });
+  if (login.status !== 200) throw new Error(`login failed: ${login.status} ${await login.text()}`);
+  const { access_token: token } = (await login.json()) as { access_token: string };
+  const authorization = `Bearer ${token}`;
+  const check = await fetch(`${hearth.url}/api/auth/me`, { headers: { authorization } });
+  if (check.status !== 200) throw new Error(`GET /api/auth/me failed: ${check.status} ${await check.text()}`);
+  results.push(await measure(hearth, 'auth-me', '/api/auth/me', { authorization }));
+  await stopServer(hearth);
+
+  const baseline = results[0].requestsPerSecond;
+  for (const result of results) result.ratioToBaseline = result.requestsPerSecond / baseline;
+
+  console.log('');
+  console.table(
+    Object.fromEntries(
+      results.map((r) => [
+        r.target,
+        {
+          'req/s': Math.round(r.requestsPerSecond),
+          'p50 ms': r.latencyMs.p50,
+          'p99 ms': r.latencyMs.p99,
+          'mean ms': Number(r.latencyMs.mean.toFixed(2)),
+          'vs baseline': `${(r.ratioToBaseline! * 100).toFixed(1)}%`,
+          'server CPU µs/req': r.serverCpuMicrosPerRequest ?? 'n/a',
+          non2xx: r.non2xx,
+          errors: r.errors,
+        },
+      ]),
+    ),
+  );
+
+  const invalid = results.filter((r) => r.non2xx > 0 || r.errors > 0);
+  for (const r of invalid) console.log(`WARNING: ${r.target} had ${r.non2xx} non-2xx responses and ${r.errors} errors: its figures do not measure a working route`);
+
+  const me = results.find((r) => r.target === 'auth-me')!;
+  const pass = me.ratioToBaseline! >= TARGET_RATIO && me.non2xx === 0 && me.errors === 0;
+  console.log(
+    `\n${pass ? 'PASS' : 'FAIL'}: authenticated GET /api/auth/me keeps ${(me.ratioToBaseline! * 100).toFixed(1)}% of hello-world's requests/s ` +
+      `(target >= ${TARGET_RATIO * 100}%)`,
+  );
+
+  const file = path.join(RESULTS_DIR, 'latest.json');
+  writeFileSync(
+    file,
+    `${JSON.stringify({ date: new Date().toISOString(), machine, settings, target: { route: 'GET /api/auth/me', minRatio: TARGET_RATIO, pass }, results }, null, 2)}\n`,
+  );
+  console.log(`results written to ${path.relative(ROOT, file)}${cpuProfile ? `; CPU profiles in ${path.relative(ROOT, path.join(RESULTS_DIR, 'profiles'))}/` : ''}`);
+}
+
+process.once('SIGINT', () => {
+  cleanup();
+  process.exit(130);
+});
+
+main()
+  .catch((error: unknown) => {
+    console.error(`bench failed: ${error instanceof Error ? error.message : String(error)}`);
+    process.exitCode = 1;
+  })
+  .finally(cleanup);

@@ -1,0 +1,24 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+const route = process.argv[2] ?? '/api/auth/me';
+const port = 18000 + Math.floor(Math.random() * 1000);
+const dir = mkdtempSync(path.join(os.tmpdir(), 'hp-'));
+const extra = (process.env.NODE_EXTRA ?? '').split(' ').filter(Boolean);
+const child = spawn(process.execPath, [...extra, '--cpu-prof', '--cpu-prof-dir', '/tmp/prof', '--cpu-prof-name', `${process.env.NAME ?? 'me'}.cpuprofile`, 'dist/server.js'], { env: { PATH: process.env.PATH!, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir, JWT_SECRET_KEY: 'x'.repeat(40), MFA_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'), LOG_LEVEL: process.env.LL ?? 'ERROR' }, stdio: 'inherit' });
+const url = `http://127.0.0.1:${port}`;
+for (;;) { try { await fetch(url); break; } catch { await new Promise((r) => setTimeout(r, 50)); } }
+const login = await fetch(`${url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'hearth-change-me' }) });
+const { access_token } = await login.json() as any;
+const run = (d: number) => new Promise<autocannon.Result>((res, rej) => autocannon({ url: url + route, duration: d, connections: 10, headers: { authorization: `Bearer ${access_token}` } }, (e, r) => e ? rej(e) : res(r)));
+import { readFileSync } from 'node:fs';
+const cpu = () => { const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' '); return (Number(f[11]) + Number(f[12])) * 10_000; };
+await run(2);
+const c0 = cpu();
+const r = await run(Number(process.env.D ?? 5));
+const us = (cpu() - c0) / r.requests.total;
+console.log((process.env.NAME ?? '').padEnd(12), route, Math.round(r.requests.average), 'req/s', 'non2xx', r.non2xx, 'server CPU µs/req', us.toFixed(0));
+child.kill('SIGTERM');
+await new Promise((r) => child.once('exit', r));

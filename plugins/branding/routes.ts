@@ -1,0 +1,103 @@
+import multipart from '@fastify/multipart';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { badRequest } from '../../core/errors.js';
+import { LOGO_MAX_UPLOAD_BYTES } from './logo-image.js';
+import { BrandingBody, BrandingView } from './schemas.js';
+
+const publicAccess = { access: { public: true as const } };
+const admin = { access: { role: 'admin' as const } };
+const UPLOAD_FIELD = 'file';
+/** The URL never changes, so browsers keep the image but ask again each time (a cheap 304). */
+const LOGO_CACHE_CONTROL = 'public, no-cache';
+
+const PngImage = Type.Unsafe<Buffer>({ type: 'string', format: 'binary' });
+
+/** Weak comparison, as RFC 9110 asks for If-None-Match. */
+function etagMatches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((tag) => {
+    const candidate = tag.trim();
+    return candidate === '*' || candidate.replace(/^W\//, '') === etag;
+  });
+}
+
+/** Reads the one `file` part; the multipart limits turn extra parts and oversize files into 413. */
+async function readUpload(request: FastifyRequest): Promise<Buffer> {
+  let upload: Buffer | undefined;
+  let strayField: string | undefined;
+  for await (const part of request.parts()) {
+    if (part.type !== 'file') continue;
+    const content = await part.toBuffer();
+    if (part.fieldname === UPLOAD_FIELD) upload = content;
+    else strayField = part.fieldname;
+  }
+  if (!upload) {
+    const detail = strayField ? `, not "${strayField}"` : '';
+    throw badRequest('file_required', `Send the image as the multipart form field "${UPLOAD_FIELD}"${detail}`, `body.${UPLOAD_FIELD}`);
+  }
+  return upload;
+}
+
+export const brandingRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/api/branding', {
+    config: publicAccess,
+    schema: { summary: 'Branding configuration', tags: ['branding'], response: { 200: BrandingView } },
+  }, async () => app.branding.get());
+
+  app.put('/api/branding', {
+    config: admin,
+    schema: {
+      summary: 'Replace the branding configuration',
+      description: 'Omitted fields return to their defaults; unknown fields are refused.',
+      tags: ['branding'],
+      body: BrandingBody,
+      response: { 200: BrandingView },
+    },
+  }, async (request) => {
+    const branding = await app.branding.replace(request.body);
+    request.log.info({ user: app.logPrivacy.user(request.principal!.id), event: 'config.update', setting: 'branding' }, 'branding updated');
+    return branding;
+  });
+
+  app.get('/api/branding/logo', {
+    config: publicAccess,
+    schema: {
+      summary: 'Branding logo (PNG)',
+      tags: ['branding'],
+      response: {
+        200: { description: 'PNG image, at most 512x512', content: { 'image/png': { schema: PngImage } } },
+        304: Type.Null({ description: 'Not modified (If-None-Match)' }),
+      },
+    },
+  }, async (request, reply) => {
+    const logo = await app.branding.logo();
+    reply.header('cache-control', LOGO_CACHE_CONTROL).header('etag', logo.etag);
+    if (etagMatches(request.headers['if-none-match'], logo.etag)) return reply.code(304).send(null);
+    return reply.type('image/png').send(logo.png);
+  });
+
+  // Multipart parsing exists only in this scope: no other route accepts multipart/form-data by accident.
+  await app.register(async (upload) => {
+    await upload.register(multipart, {
+      limits: { fileSize: LOGO_MAX_UPLOAD_BYTES, files: 1, fields: 0, parts: 1, fieldNameSize: 100, headerPairs: 20 },
+    });
+    upload.post('/api/branding/logo', {
+      config: admin,
+      schema: {
+        summary: 'Upload the logo',
+        description:
+          'multipart/form-data with one part named "file" (at most 2 MiB): PNG, JPEG, WebP, GIF or SVG. ' +
+          'Stored as a PNG of at most 512x512 without metadata. 413 too large, 415 not a supported image, 422 image_too_large.',
+        tags: ['branding'],
+        consumes: ['multipart/form-data'],
+        response: { 200: BrandingView },
+      },
+    }, async (request) => {
+      const branding = await app.branding.setLogo(await readUpload(request));
+      request.log.info({ user: app.logPrivacy.user(request.principal!.id), event: 'config.update', setting: 'branding.logo' }, 'branding logo updated');
+      return branding;
+    });
+  });
+};

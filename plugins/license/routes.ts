@@ -1,0 +1,29 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { principalOf } from '../../core/auth/guard.js';
+import { ApplyLicenseBody, LicenseView } from './schemas.js';
+
+export const licenseRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/api/license', {
+    config: { access: { role: 'viewer' } },
+    schema: { summary: 'Plan tier, limits and usage', tags: ['license'], response: { 200: LicenseView } },
+  }, async () => app.licence.view());
+
+  app.post('/api/license', {
+    config: { access: { role: 'admin' } },
+    schema: {
+      summary: 'Apply or replace the licence',
+      description: 'Takes effect at once, without a restart. A key that fails any check changes nothing.',
+      tags: ['license'],
+      body: ApplyLicenseBody,
+      response: { 200: LicenseView },
+    },
+  }, async (request) => {
+    const principal = principalOf(request);
+    const licence = await app.licence.apply(request.body.license_key, principal.id);
+    request.log.info(
+      { event: 'license.apply', licensee: licence.licensee, tier: licence.tier, licence_id: licence.id, by: app.logPrivacy.user(principal.id) },
+      'licence applied',
+    );
+    return app.licence.view();
+  });
+};
