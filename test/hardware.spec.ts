@@ -93,6 +93,14 @@ describe('HardwareService', () => {
     expect((await new HardwareService(probe, 1000).get()).gpus).toEqual([]);
   });
 
+  it('lists a Jetson’s integrated GPU when graphics probing finds none', async () => {
+    const { probe } = fakeProbe(async () => []);
+    probe.jetson = async () => ({ model: 'NVIDIA Jetson Orin Nano Developer Kit', l4t_release: '36.4.0' });
+    expect((await new HardwareService(probe).get()).gpus).toEqual([
+      { vendor: 'NVIDIA', model: 'NVIDIA Jetson Orin Nano Developer Kit (integrated)', vram_bytes: null },
+    ]);
+  });
+
   it('retries the static facts after a failed probe', async () => {
     const { probe, calls } = fakeProbe(async () => []);
     let failNext = true;

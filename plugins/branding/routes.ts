@@ -73,7 +73,8 @@ export const brandingRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request, reply) => {
     const logo = await app.branding.logo();
-    reply.header('cache-control', LOGO_CACHE_CONTROL).header('etag', logo.etag);
+    // same-site: the UI on DOCKER_PORT may embed the logo served from the API port.
+    reply.header('cache-control', LOGO_CACHE_CONTROL).header('etag', logo.etag).header('cross-origin-resource-policy', 'same-site');
     if (etagMatches(request.headers['if-none-match'], logo.etag)) return reply.code(304).send(null);
     return reply.type('image/png').send(logo.png);
   });

@@ -45,6 +45,8 @@ export class HardwareService {
       this.probe.os(),
       this.probe.jetson(),
     ]);
-    return { cpu, gpus, os, jetson };
+    // A Jetson's GPU is part of the SoC: graphics() rarely lists it, and its memory is the system's.
+    const onChip = jetson && gpus.length === 0 ? [{ vendor: 'NVIDIA', model: `${jetson.model ?? 'Jetson'} (integrated)`, vram_bytes: null }] : [];
+    return { cpu, gpus: [...gpus, ...onChip], os, jetson };
   }
 }
