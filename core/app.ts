@@ -9,6 +9,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { guard } from './auth/guard.js';
 import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
+import { SecretBox } from './crypto/secret-box.js';
 import { type Db, openDatabase } from './db/database.js';
 import { errorHandlers, tooManyRequests } from './errors.js';
 import { LogPrivacy, loggerOptions, pinoLevel } from './logger.js';
@@ -24,6 +25,7 @@ declare module 'fastify' {
     db: Db;
     settings: SettingsStore;
     logPrivacy: LogPrivacy;
+    secretBox: SecretBox;
   }
 }
 
@@ -64,6 +66,7 @@ export async function buildApp({ config, logStream }: BuildAppOptions): Promise<
   app.decorate('entitlement', new Entitlement());
   app.decorate('tokens', new TokenService(config.jwtSecretKey, config.jwtAlgorithm));
   app.decorate('logPrivacy', logPrivacy);
+  app.decorate('secretBox', new SecretBox(config.mfaEncryptionKey));
   app.addHook('onClose', async () => db.destroy());
 
   settings.onChange((key, value) => {
