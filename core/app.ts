@@ -1,5 +1,4 @@
 import type { Writable } from 'node:stream';
-import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -14,6 +13,7 @@ import { type Db, openDatabase } from './db/database.js';
 import { errorHandlers, tooManyRequests } from './errors.js';
 import { LogPrivacy, loggerOptions, pinoLevel } from './logger.js';
 import { openApiOptions } from './openapi.js';
+import { securityHeaders } from './security-headers.js';
 import { SettingsRepository } from './settings/repository.js';
 import { SettingsStore } from './settings/store.js';
 import { Entitlement } from './tiers.js';
@@ -76,7 +76,7 @@ export async function buildApp({ config, logStream }: BuildAppOptions): Promise<
 
   try {
     // 1. external plugins
-    await app.register(helmet, {
+    await app.register(securityHeaders, {
       hsts: config.tls.enabled && config.tls.hstsMaxAge > 0 ? { maxAge: config.tls.hstsMaxAge, includeSubDomains: true } : false,
       // Without TLS, upgrading asset requests to https would break the UI on a plain-HTTP LAN.
       contentSecurityPolicy: { directives: { upgradeInsecureRequests: config.tls.enabled ? [] : null } },

@@ -44,12 +44,13 @@ describe('POST /api/auth/login', () => {
   it('spends the same password-hashing work on an unknown user as on a wrong password', async () => {
     const time = async (username: string) => {
       const samples: number[] = [];
-      for (let i = 0; i < 5; i++) {
+      for (let i = 0; i < 7; i++) {
         const started = performance.now();
         await t.request({ method: 'POST', url: '/api/auth/login', payload: { username, password: `guess-number-${i}` } });
         samples.push(performance.now() - started);
       }
-      return samples.sort((a, b) => a - b)[2];
+      // The fastest run is the least disturbed by whatever else the machine is doing.
+      return Math.min(...samples);
     };
     await time('warm-up');
     const [known, unknown] = [await time('admin'), await time('nobody-here')];

@@ -15,9 +15,32 @@ export async function openDatabase(file: string): Promise<Db> {
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('synchronous = NORMAL');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   await migrate(db);
   return db;
+}
+
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * kysely's SQLite driver prepares every query anew, which is a fifth of the CPU of a simple
+ * authenticated request. Statements are reused by SQL text instead: the driver runs one query at
+ * a time on its one connection, and SQLite re-prepares a statement itself after a schema change.
+ */
+function withStatementCache(sqlite: SQLite.Database) {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string): SQLite.Statement {
+      let statement = statements.get(sql);
+      if (!statement) {
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
+        statement = sqlite.prepare(sql);
+        statements.set(sql, statement);
+      }
+      return statement;
+    },
+  };
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
