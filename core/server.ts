@@ -5,8 +5,11 @@ import { ConfigError, loadConfig } from './config.js';
 /** Entry point: config, app, listen; SIGTERM/SIGINT finish in-flight requests and close the database. */
 async function main(): Promise<void> {
   let config;
+  let app;
   try {
     config = loadConfig();
+    // Plugins validate the settings they own (licence keys, job store) while the app is built.
+    app = await buildApp({ config });
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`hearth: invalid configuration: ${error.message}\n`);
@@ -15,7 +18,6 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  const app = await buildApp({ config });
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     else app.log.info({ signal }, 'shutting down');

@@ -1,0 +1,99 @@
+import type { Generated } from 'kysely';
+
+/** Tables of ingestion and retrieval (migration 0005). Timestamps are epoch ms; JSON columns are text. */
+
+export type DocumentStatus = 'queued' | 'indexing' | 'indexed' | 'failed';
+export type SourceType = 'upload' | 'connector' | 'integration';
+
+export interface DocumentsTable {
+  id: string;
+  filename: string;
+  /** Detected from the content, not the name: pdf, docx, txt, md, csv, xlsx, html, png, jpg, tiff. */
+  file_type: string;
+  mime_type: string;
+  size_bytes: number;
+  /** sha256 of the file's bytes: duplicate uploads and unchanged connector files are found by it. */
+  sha256: string;
+  source_type: SourceType;
+  /** Connector or integration id; null for uploads. */
+  source_id: string | null;
+  /** Path inside the connector, or URL of an integration page; null for uploads. */
+  source_path: string | null;
+  /** Where the original bytes are kept, relative to DATA_DIR. */
+  storage_path: string | null;
+  status: DocumentStatus;
+  /** Why indexing failed, in one sentence for the user. */
+  error: string | null;
+  page_count: number | null;
+  chunk_count: number;
+  /** JSON object: document-level metadata (title, author, …). */
+  metadata: string;
+  /** JSON array of group names allowed to retrieve it (ENTERPRISE ACL); ["everyone"] by default. */
+  groups: string;
+  uploaded_by: string | null;
+  created_at: number;
+  updated_at: number;
+  indexed_at: number | null;
+}
+
+export interface ChunksTable {
+  /** Integer key: the FTS5 rowid and the HNSW label of the chunk's vector. */
+  rowid: Generated<number>;
+  /** Stable and content-derived (document hash, position, text): re-indexing an unchanged document is a no-op. */
+  id: string;
+  document_id: string;
+  ordinal: number;
+  text: string;
+  page: number | null;
+  heading: string | null;
+  sheet: string | null;
+  row: number | null;
+  char_count: number;
+  token_count: number;
+  /** JSON object: chunk-level metadata. */
+  metadata: string;
+  /** Id of the embedding model whose vector of this chunk is in the index; null until embedded. */
+  embedded_with: string | null;
+  created_at: number;
+}
+
+export type JobState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+export interface ConnectorsTable {
+  id: string;
+  name: string;
+  /** Resolved real path inside CONNECTOR_ALLOWED_PATHS. */
+  path: string;
+  recursive: number;
+  /** JSON array of glob-like extensions to include, e.g. [".pdf", ".md"]; empty = every supported type. */
+  include: string;
+  enabled: number;
+  last_scan_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface IntegrationsTable {
+  id: string;
+  name: string;
+  kind: 'web';
+  /** JSON object of the kind's settings (start_url, sitemap_url, max_depth, max_pages, allow_private_network). */
+  config: string;
+  /** SecretBox-sealed JSON of credentials (context "integration:<id>"); write-only through the API. */
+  credentials_sealed: string | null;
+  enabled: number;
+  last_sync_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** What an integration saw of each remote page, for incremental sync (ETag / Last-Modified / hash). */
+export interface IntegrationPagesTable {
+  integration_id: string;
+  url: string;
+  etag: string | null;
+  last_modified: string | null;
+  sha256: string | null;
+  document_id: string | null;
+  fetched_at: number;
+}

@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import { clock } from '../clock.js';
+import type { Job, JobStore } from './job.js';
+
+export interface JobContext {
+  readonly signal: AbortSignal;
+  /** Throws JobCancelled when cancellation was asked for: work calls it between items. */
+  checkpoint(): void;
+  progress(done: number, total: number, current?: string): Promise<void>;
+}
+
+export type JobWork = (context: JobContext) => Promise<void>;
+
+export class JobCancelled extends Error {
+  constructor() {
+    super('cancelled');
+  }
+}
+
+/** A failure whose message is meant for the user; any other error shows as a generic one (details go to the log). */
+export class JobFailure extends Error {}
+
+/**
+ * Runs background jobs one at a time, in order (ingestion saturates a 2-core box on its own),
+ * publishing each state change to the store. Cancellation is cooperative: work stops at its
+ * next checkpoint, between items, so what it committed stays consistent.
+ */
+export class JobRunner {
+  private readonly controllers = new Map<string, AbortController>();
+  private tail: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(readonly store: JobStore, private readonly log: FastifyBaseLogger) {}
+
+  async enqueue(type: string, work: JobWork, subject?: Job['subject']): Promise<Job> {
+    const job: Job = { id: randomUUID(), type, state: 'queued', progress: { done: 0, total: 0 }, created_at: clock.iso(), ...(subject ? { subject } : {}) };
+    await this.store.save(job);
+    const controller = new AbortController();
+    this.controllers.set(job.id, controller);
+    this.tail = this.tail.then(() => this.run(job, work, controller));
+    return structuredClone(job);
+  }
+
+  /** Asks a queued or running job to stop; false when it already finished. */
+  async cancel(id: string): Promise<boolean> {
+    const controller = this.controllers.get(id);
+    if (!controller) return false;
+    controller.abort();
+    const job = await this.store.get(id);
+    if (job?.state === 'queued') await this.finish(job, 'cancelled');
+    return true;
+  }
+
+  /** Resolves when every job enqueued so far has finished. */
+  idle(): Promise<void> {
+    return this.tail;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const controller of this.controllers.values()) controller.abort();
+    await this.tail;
+  }
+
+  private async run(job: Job, work: JobWork, controller: AbortController): Promise<void> {
+    const current = await this.store.get(job.id);
+    if (!current || current.state !== 'queued') return void this.controllers.delete(job.id);
+    if (controller.signal.aborted || this.closed) return this.finish(current, 'cancelled');
+
+    current.state = 'running';
+    current.started_at = clock.iso();
+    await this.store.save(current);
+    const context: JobContext = {
+      signal: controller.signal,
+      checkpoint: () => {
+        if (controller.signal.aborted) throw new JobCancelled();
+      },
+      progress: async (done, total, item) => {
+        current.progress = { done, total, ...(item ? { current: item } : {}) };
+        await this.store.save(current);
+      },
+    };
+    try {
+      await work(context);
+      await this.finish(current, controller.signal.aborted ? 'cancelled' : 'succeeded');
+    } catch (error) {
+      if (error instanceof JobCancelled || controller.signal.aborted) return this.finish(current, 'cancelled');
+      this.log.error({ err: error, job: job.id, type: job.type }, 'job failed');
+      await this.finish(current, 'failed', error instanceof JobFailure ? error.message : 'Internal error; see the service log');
+    }
+  }
+
+  private async finish(job: Job, state: Job['state'], error?: string): Promise<void> {
+    this.controllers.delete(job.id);
+    await this.store.save({ ...job, state, finished_at: clock.iso(), ...(error ? { error } : {}) });
+  }
+}
