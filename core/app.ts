@@ -54,6 +54,7 @@ export async function buildApp({ config, logStream }: BuildAppOptions): Promise<
     logger: loggerOptions(settings.seed('LOG_LEVEL'), logPrivacy, logStream),
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
+    trustProxy: config.trustProxy,
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompilers());

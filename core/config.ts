@@ -98,6 +98,10 @@ export interface Config {
     smtpStartTls: boolean;
     smtpTls: boolean;
   };
+  /** Origin of the web UI for links in mail (PUBLIC_URL); unset: derived from SERVER_NAME or the request. */
+  publicUrl: string | undefined;
+  /** Password reset endpoints: RATE_LIMIT_RESET per minute, bursts of RATE_LIMIT_RESET_BURST. */
+  rateLimitReset: { perMinute: number; burst: number };
 
   jobs: {
     storeBackend: 'auto' | 'redis' | 'memory';
@@ -109,6 +113,8 @@ export interface Config {
   };
 
   enableApiDocs: boolean;
+  /** TRUST_PROXY: false, true, or the proxies' addresses/CIDRs: which X-Forwarded-For to believe for client addresses. */
+  trustProxy: boolean | string[];
   /** Accepted for PostgreSQL deployments; ignored by SQLite. */
   dbPool: { size: number; maxOverflow: number; timeoutSeconds: number; recycleSeconds: number };
 
@@ -217,6 +223,18 @@ function parseMfaKey(value: string): Buffer {
   return key;
 }
 
+/** Behind the TLS proxy, throttles must key on the real client address, not the proxy's. */
+function trustProxy(env: Env): boolean | string[] {
+  const value = raw(env, 'TRUST_PROXY');
+  if (value === undefined || ['0', 'false', 'no', 'off'].includes(value.toLowerCase())) return false;
+  if (['1', 'true', 'yes', 'on'].includes(value.toLowerCase())) return true;
+  const entries = list(value, ',');
+  for (const entry of entries) {
+    if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(entry)) throw new ConfigError('TRUST_PROXY', `"${entry}" is not an address or CIDR`);
+  }
+  return entries;
+}
+
 export function loadConfig(env: Env = process.env, options: LoadConfigOptions = {}): Config {
   const notices: string[] = [];
   const cores = options.cores ?? os.availableParallelism();
@@ -258,6 +276,12 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       if (!raw(env, name)) throw new ConfigError(name, 'is required when EMAIL_PROVIDER is smtp');
     }
   }
+  // Implicit TLS (port 465) and a STARTTLS upgrade are two ways to the same end; both at once is a mistake.
+  if (bool(env, 'SMTP_TLS', false) && bool(env, 'SMTP_STARTTLS', false)) {
+    throw new ConfigError('SMTP_STARTTLS', 'cannot be combined with SMTP_TLS (choose implicit TLS or STARTTLS)');
+  }
+  const publicUrl = url(env, 'PUBLIC_URL');
+  if (publicUrl !== undefined && !/^https?:$/.test(new URL(publicUrl).protocol)) throw new ConfigError('PUBLIC_URL', 'must be an http or https URL');
 
   const tlsEnabled = bool(env, 'TLS_ENABLED', false);
   const serverName = raw(env, 'SERVER_NAME');
@@ -365,6 +389,8 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       smtpStartTls: bool(env, 'SMTP_STARTTLS', false),
       smtpTls: bool(env, 'SMTP_TLS', false),
     },
+    publicUrl: publicUrl?.replace(/\/+$/, ''),
+    rateLimitReset: { perMinute: int(env, 'RATE_LIMIT_RESET', 10, 1, 10_000), burst: int(env, 'RATE_LIMIT_RESET_BURST', 20, 1, 10_000) },
 
     jobs: {
       storeBackend: oneOf(env, 'JOB_STORE_BACKEND', ['auto', 'redis', 'memory'] as const, 'auto'),
@@ -376,6 +402,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     },
 
     enableApiDocs: bool(env, 'ENABLE_API_DOCS', false),
+    trustProxy: trustProxy(env),
     dbPool: {
       size: int(env, 'DB_POOL_SIZE', 10, 1),
       maxOverflow: int(env, 'DB_MAX_OVERFLOW', 20, 0),

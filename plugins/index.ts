@@ -3,9 +3,14 @@ import health from './health/index.js';
 import users from './users/index.js';
 import sessions from './sessions/index.js';
 import auth from './auth/index.js';
+import mfa from './mfa/index.js';
+import passwordReset from './password-reset/index.js';
+import oidc from './oidc/index.js';
 import license from './license/index.js';
 import branding from './branding/index.js';
 import hardware from './hardware/index.js';
+import jobs from './jobs/index.js';
+import retrieval from './retrieval/index.js';
 import apiDocs from './api-docs/index.js';
 
 /** Feature plugins in boot order: read top to bottom. */
@@ -14,8 +19,13 @@ export const featurePlugins: FastifyPluginAsync[] = [
   users,
   sessions,
   auth,
+  mfa,
+  passwordReset,
+  oidc,
   license,
   branding,
   hardware,
+  jobs,
+  retrieval,
   apiDocs,
 ];

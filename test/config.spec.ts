@@ -172,3 +172,56 @@ describe('firmware profiles', () => {
     }
   });
 });
+
+describe('password reset configuration', () => {
+  it('defaults to 10 a minute with bursts of 20, and no PUBLIC_URL', () => {
+    const config = load(base());
+    expect(config.rateLimitReset).toEqual({ perMinute: 10, burst: 20 });
+    expect(config.publicUrl).toBeUndefined();
+    expect(config.email).toMatchObject({ provider: 'console', smtpTls: false, smtpStartTls: false });
+  });
+
+  it('reads RATE_LIMIT_RESET, RATE_LIMIT_RESET_BURST and PUBLIC_URL (trailing slash dropped)', () => {
+    const config = load({ ...base(), RATE_LIMIT_RESET: '3', RATE_LIMIT_RESET_BURST: '5', PUBLIC_URL: 'https://hearth.lan/app/' });
+    expect(config.rateLimitReset).toEqual({ perMinute: 3, burst: 5 });
+    expect(config.publicUrl).toBe('https://hearth.lan/app');
+  });
+
+  it.each([
+    [{ RATE_LIMIT_RESET: '0' }, 'RATE_LIMIT_RESET'],
+    [{ RATE_LIMIT_RESET: '-5' }, 'RATE_LIMIT_RESET'],
+    [{ RATE_LIMIT_RESET: '10/min' }, 'RATE_LIMIT_RESET'],
+    [{ RATE_LIMIT_RESET: '2.5' }, 'RATE_LIMIT_RESET'],
+    [{ RATE_LIMIT_RESET_BURST: '0' }, 'RATE_LIMIT_RESET_BURST'],
+    [{ RATE_LIMIT_RESET_BURST: 'many' }, 'RATE_LIMIT_RESET_BURST'],
+    [{ RATE_LIMIT_RESET_BURST: '100000' }, 'RATE_LIMIT_RESET_BURST'],
+    [{ PUBLIC_URL: 'hearth.lan' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'ftp://hearth.lan' }, 'PUBLIC_URL'],
+    [{ SMTP_TLS: '1', SMTP_STARTTLS: '1' }, 'SMTP_STARTTLS'],
+  ])('refuses %o naming %s', (override, variable) => {
+    const error = failure({ ...base(), ...override });
+    expect(error.variable).toBe(variable);
+    expect(error.message.startsWith(`${variable}:`)).toBe(true);
+  });
+});
+
+describe('TRUST_PROXY', () => {
+  it('is off by default and accepts true or a list of proxy addresses', () => {
+    expect(load(base()).trustProxy).toBe(false);
+    expect(load({ ...base(), TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(load({ ...base(), TRUST_PROXY: '127.0.0.1, 10.0.0.0/8' }).trustProxy).toEqual(['127.0.0.1', '10.0.0.0/8']);
+    expect(failure({ ...base(), TRUST_PROXY: 'proxy.lan' }).variable).toBe('TRUST_PROXY');
+  });
+
+  it('makes throttles key on the forwarded client address', async () => {
+    const t = await startApp({ TRUST_PROXY: '127.0.0.1' });
+    for (let i = 0; i < 50; i++) {
+      await t.request({ method: 'POST', url: '/api/auth/login', payload: { username: `u${i}`, password: 'bad-password' }, headers: { 'x-forwarded-for': '192.0.2.7' } });
+    }
+    const blocked = await t.request({ method: 'POST', url: '/api/auth/login', payload: { username: 'admin', password: 'x' }, headers: { 'x-forwarded-for': '192.0.2.7' } });
+    expect(blocked.statusCode).toBe(429);
+    const other = await t.request({ method: 'POST', url: '/api/auth/login', payload: { username: 'admin', password: 'x' }, headers: { 'x-forwarded-for': '192.0.2.8' } });
+    expect(other.statusCode).toBe(401);
+    await t.close();
+  });
+});

@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../core/app.js';
 import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD, loadConfig } from '../core/config.js';
+import type { Database } from '../core/db/schema.js';
 
 export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256-signing';
 export const TEST_MFA_KEY = Buffer.alloc(32, 7).toString('base64');
@@ -25,12 +26,12 @@ export interface TestApp {
   close: () => Promise<void>;
 }
 
-/** A real app over a real SQLite file in a fresh temp folder. */
-export async function startApp(env: Record<string, string> = {}, dataDir?: string, removeOnClose = !dataDir): Promise<TestApp> {
+/** A real app over a real SQLite file in a fresh temp folder; container secrets come only from secretDirs (none by default). */
+export async function startApp(env: Record<string, string> = {}, dataDir?: string, removeOnClose = !dataDir, secretDirs: string[] = []): Promise<TestApp> {
   const dir = dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'hearth-test-'));
   const config = loadConfig(
     { JWT_SECRET_KEY: TEST_JWT_SECRET, MFA_ENCRYPTION_KEY: TEST_MFA_KEY, LOG_LEVEL: 'DEBUG', ...env, DATA_DIR: dir },
-    { secretDirs: [] },
+    { secretDirs },
   );
   let captured = '';
   const logStream = new Writable({
@@ -73,7 +74,7 @@ export async function startApp(env: Record<string, string> = {}, dataDir?: strin
     },
     async restart() {
       await app.close();
-      return startApp(env, dir, removeOnClose);
+      return startApp(env, dir, removeOnClose, secretDirs);
     },
     async close() {
       await app.close();
@@ -84,6 +85,6 @@ export async function startApp(env: Record<string, string> = {}, dataDir?: strin
 }
 
 /** Counts rows of a table straight from the database, to prove a rejected request changed nothing. */
-export async function snapshot(app: FastifyInstance, table: 'users' | 'settings' | 'auth_sessions' | 'licences' | 'branding_logo'): Promise<unknown[]> {
+export async function snapshot(app: FastifyInstance, table: keyof Database): Promise<unknown[]> {
   return app.db.selectFrom(table).selectAll().execute();
 }

@@ -10,6 +10,7 @@ const PUBLIC = [
   /^(GET|HEAD) \/api\/auth\/oidc\/providers$/,
   /^POST \/api\/auth\/(login|refresh|totp\/mfa-login|forgot-password|reset-password)$/,
   /^(GET|HEAD) \/api\/auth\/oidc\/:[^/]+\/(login|callback)$/,
+  /^POST \/api\/auth\/oidc\/session$/, // the web UI redeems its OIDC handoff cookie here (no token yet)
   /^(GET|HEAD) \/docs$/,
 ];
 /** Public only when the admin opts in with ENABLE_API_DOCS. */

@@ -1,12 +1,26 @@
 import type { Generated } from 'kysely';
+import type { ChunksTable, ConnectorsTable, DocumentsTable, IntegrationPagesTable, IntegrationsTable } from './documents-schema.js';
 
 /** The one typed view of the database. Timestamps are epoch milliseconds; JSON columns are text. */
 export interface Database {
+  documents: DocumentsTable;
+  chunks: ChunksTable;
+  connectors: ConnectorsTable;
+  integrations: IntegrationsTable;
+  integration_pages: IntegrationPagesTable;
   users: UsersTable;
   settings: SettingsTable;
   auth_sessions: AuthSessionsTable;
   licences: LicencesTable;
   branding_logo: BrandingLogoTable;
+  totp: TotpTable;
+  recovery_codes: RecoveryCodesTable;
+  mfa_tokens: MfaTokensTable;
+  password_reset_tokens: PasswordResetTokensTable;
+  oidc_providers: OidcProvidersTable;
+  oidc_login_states: OidcLoginStatesTable;
+  oidc_identities: OidcIdentitiesTable;
+  oidc_handoffs: OidcHandoffsTable;
 }
 
 export interface UsersTable {
@@ -54,4 +68,88 @@ export interface BrandingLogoTable {
   width: number;
   height: number;
   updated_at: number;
+}
+
+export interface TotpTable {
+  user_id: string;
+  /** The base32 secret sealed by SecretBox (context "totp:<user id>"); never stored in clear. */
+  secret_sealed: string;
+  state: 'pending' | 'enrolled';
+  /** Time step of the last accepted code: a code of that step or earlier is a replay. */
+  last_used_step: number | null;
+  created_at: number;
+  enrolled_at: number | null;
+}
+
+export interface RecoveryCodesTable {
+  id: string;
+  user_id: string;
+  /** scrypt with a per-code salt; the code itself is shown once, at enrolment. */
+  code_hash: string;
+  used_at: number | null;
+}
+
+export interface MfaTokensTable {
+  /** sha256 of the token handed to the client; the token itself is never stored. */
+  id: string;
+  user_id: string;
+  attempts: number;
+  state: 'valid' | 'consumed' | 'invalidated';
+  created_at: number;
+}
+
+export interface PasswordResetTokensTable {
+  id: string;
+  user_id: string;
+  /** sha256 (hex) of the 32-byte token mailed to the user; the token itself is never stored. */
+  token_hash: string;
+  created_at: number;
+  /** created_at + 30 minutes. */
+  expires_at: number;
+  /** Set when the token is spent; a spent token is refused. */
+  used_at: number | null;
+}
+
+export interface OidcProvidersTable {
+  id: string;
+  /** Used as {provider_id} in the public login paths. */
+  name: string;
+  display_name: string;
+  client_id: string;
+  /** SecretBox-sealed with context "oidc:<name>"; null for a public client. */
+  client_secret_sealed: string | null;
+  discovery_url: string;
+  redirect_uri: string;
+  scopes: string;
+  /** JSON array of group names. */
+  admin_groups: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One started login: looked up by the hash of its state, good once and for 10 minutes. */
+export interface OidcLoginStatesTable {
+  state_hash: string;
+  provider: string;
+  code_verifier_sealed: string;
+  nonce: string;
+  created_at: number;
+  consumed_at: number | null;
+}
+
+/** Who a returning OIDC user is: (issuer, sub), never the email. */
+export interface OidcIdentitiesTable {
+  issuer: string;
+  subject: string;
+  provider: string;
+  user_id: string;
+  created_at: number;
+}
+
+/** The one-time code that hands a finished OIDC login to the web UI (60 s, single use). */
+export interface OidcHandoffsTable {
+  code_hash: string;
+  user_id: string;
+  created_at: number;
+  consumed_at: number | null;
 }

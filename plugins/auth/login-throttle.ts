@@ -11,18 +11,18 @@ export class LoginThrottle {
   private readonly perAccount = new RateLimiterMemory({ keyPrefix: 'login-account', points: 10, duration: WINDOW_SECONDS, blockDuration: WINDOW_SECONDS });
   private readonly perAddress = new RateLimiterMemory({ keyPrefix: 'login-address', points: 50, duration: WINDOW_SECONDS, blockDuration: WINDOW_SECONDS });
 
-  /** Throws 429 with Retry-After when either key is blocked. */
-  async assertAllowed(username: string, address: string): Promise<void> {
-    const [account, client] = await Promise.all([this.perAccount.get(accountKey(username)), this.perAddress.get(address)]);
+  /** Throws 429 with Retry-After when either key is blocked; a null account (not known yet) checks the address only. */
+  async assertAllowed(username: string | null, address: string): Promise<void> {
+    const [account, client] = await Promise.all([username === null ? null : this.perAccount.get(accountKey(username)), this.perAddress.get(address)]);
     const blocked = [account, client].filter((res): res is RateLimiterRes => !!res && res.remainingPoints <= 0);
     if (blocked.length) {
       throw tooManyRequests(Math.max(...blocked.map((res) => res.msBeforeNext)) / 1000, 'Too many failed logins, retry later');
     }
   }
 
-  async failed(username: string, address: string): Promise<void> {
+  async failed(username: string | null, address: string): Promise<void> {
     await Promise.all([
-      this.perAccount.consume(accountKey(username)).catch(() => undefined),
+      username === null ? undefined : this.perAccount.consume(accountKey(username)).catch(() => undefined),
       this.perAddress.consume(address).catch(() => undefined),
     ]);
   }

@@ -7,6 +7,18 @@ import type { LoginThrottle } from './login-throttle.js';
 
 const INVALID_CREDENTIALS = 'Invalid username or password';
 
+/** Step one of a two-step login: no tokens, only a short-lived mfa_token for the second step. */
+export interface MfaChallenge {
+  status: 'mfa_required';
+  mfa_token: string;
+}
+
+/** A second step after the password (TOTP); the mfa plugin implements it, so auth never imports mfa. */
+export interface SecondFactorGate {
+  /** A challenge when the user must prove a second factor before any token is issued, else undefined. */
+  challenge(user: UserRow): Promise<MfaChallenge | undefined>;
+}
+
 /** Password login and password change; the same answer and the same work for every kind of failure. */
 export class AuthService {
   constructor(
@@ -29,9 +41,16 @@ export class AuthService {
     return user;
   }
 
-  async login(username: string, password: string, address: string): Promise<TokenPair> {
+  private secondFactor: SecondFactorGate | undefined;
+
+  /** Installed by the mfa plugin at boot. */
+  useSecondFactor(gate: SecondFactorGate): void {
+    this.secondFactor = gate;
+  }
+
+  async login(username: string, password: string, address: string): Promise<TokenPair | MfaChallenge> {
     const user = await this.verifyCredentials(username, password, address);
-    return this.sessions.start(user);
+    return (await this.secondFactor?.challenge(user)) ?? this.sessions.start(user);
   }
 
   /**

@@ -1,14 +1,20 @@
-import type { Insertable, Selectable, Transaction, Updateable } from 'kysely';
+import type { ExpressionBuilder, Insertable, Selectable, SqlBool, Transaction, Updateable } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import type { Database, UsersTable } from '../../core/db/schema.js';
 
 export type UserRow = Selectable<UsersTable>;
+/** A user with the TOTP-enrolled state the spec's User carries (read by the paths that build the User view). */
+export type UserViewRow = UserRow & { totp_enabled: SqlBool };
+
+/** Read in the same query, so the User view never needs a second lookup into the mfa tables. */
+const totpEnabled = (eb: ExpressionBuilder<Database, 'users'>) =>
+  eb.exists(eb.selectFrom('totp').select('totp.user_id').whereRef('totp.user_id', '=', 'users.id').where('totp.state', '=', 'enrolled')).as('totp_enabled');
 
 export class UsersRepository {
   constructor(private readonly db: Db) {}
 
-  findById(id: string): Promise<UserRow | undefined> {
-    return this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  findById(id: string): Promise<UserViewRow | undefined> {
+    return this.db.selectFrom('users').selectAll('users').select(totpEnabled).where('id', '=', id).executeTakeFirst();
   }
 
   findByUsername(username: string): Promise<UserRow | undefined> {
@@ -19,8 +25,18 @@ export class UsersRepository {
       .executeTakeFirst();
   }
 
-  list(limit: number, offset: number): Promise<UserRow[]> {
-    return this.db.selectFrom('users').selectAll().orderBy('created_at').orderBy('id').limit(limit).offset(offset).execute();
+  /** Emails are not unique: several accounts may share one address. */
+  listByEmail(email: string): Promise<UserRow[]> {
+    return this.db
+      .selectFrom('users')
+      .selectAll()
+      .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+      .orderBy('created_at')
+      .execute();
+  }
+
+  list(limit: number, offset: number): Promise<UserViewRow[]> {
+    return this.db.selectFrom('users').selectAll('users').select(totpEnabled).orderBy('created_at').orderBy('id').limit(limit).offset(offset).execute();
   }
 
   async count(): Promise<number> {

@@ -17,6 +17,7 @@ export const UserView = Type.Object(
     role: RoleSchema,
     groups: Type.Array(Type.String()),
     auth_source: StringEnum(['local', 'oidc'] as const),
+    totp_enabled: Type.Boolean({ description: 'Whether a TOTP second factor is enrolled' }),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },

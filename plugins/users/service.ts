@@ -3,10 +3,10 @@ import { assertPasswordPolicy, hashPassword } from '../../core/auth/passwords.js
 import type { Role } from '../../core/auth/guard.js';
 import { clock } from '../../core/clock.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
-import type { UserRow, UsersRepository } from './repository.js';
+import type { UserRow, UsersRepository, UserViewRow } from './repository.js';
 import type { CreateUserBody, UpdateUserBody, UserView } from './schemas.js';
 
-export function toUserView(row: UserRow): UserView {
+export function toUserView(row: UserViewRow): UserView {
   return {
     id: row.id,
     username: row.username,
@@ -14,6 +14,7 @@ export function toUserView(row: UserRow): UserView {
     role: row.role,
     groups: JSON.parse(row.groups) as string[],
     auth_source: row.auth_source,
+    totp_enabled: Boolean(row.totp_enabled),
     created_at: clock.iso(row.created_at),
     updated_at: clock.iso(row.updated_at),
   };
@@ -30,7 +31,7 @@ export interface UsersServiceOptions {
 export class UsersService {
   constructor(readonly repository: UsersRepository, private readonly options: UsersServiceOptions) {}
 
-  async get(id: string): Promise<UserRow> {
+  async get(id: string): Promise<UserViewRow> {
     const user = await this.repository.findById(id);
     if (!user) throw notFound('User');
     return user;
@@ -42,12 +43,12 @@ export class UsersService {
     return user;
   }
 
-  async list(limit: number, offset: number): Promise<{ users: UserRow[]; total: number }> {
+  async list(limit: number, offset: number): Promise<{ users: UserViewRow[]; total: number }> {
     const [users, total] = await Promise.all([this.repository.list(limit, offset), this.repository.count()]);
     return { users, total };
   }
 
-  async create(input: CreateUserBody): Promise<UserRow> {
+  async create(input: CreateUserBody): Promise<UserViewRow> {
     this.assertEmail(input.email ?? null, 'body.email');
     assertPasswordPolicy(input.password, input.username);
     if (await this.repository.findByUsername(input.username)) {
@@ -70,7 +71,7 @@ export class UsersService {
     return this.get(id);
   }
 
-  async update(id: string, input: UpdateUserBody): Promise<UserRow> {
+  async update(id: string, input: UpdateUserBody): Promise<UserViewRow> {
     const user = await this.get(id);
     const email = input.email === undefined ? user.email : input.email;
     if (user.auth_source === 'local') this.assertEmail(email, 'body.email');
@@ -89,7 +90,7 @@ export class UsersService {
     return this.get(id);
   }
 
-  async setOwnEmail(id: string, email: string): Promise<UserRow> {
+  async setOwnEmail(id: string, email: string): Promise<UserViewRow> {
     return this.update(id, { email });
   }
 
@@ -98,7 +99,7 @@ export class UsersService {
     await this.update(id, { password: newPassword });
   }
 
-  async delete(id: string): Promise<UserRow> {
+  async delete(id: string): Promise<UserViewRow> {
     const user = await this.get(id);
     const outcome = await this.repository.deleteKeepingAnAdmin(id);
     if (outcome === 'last_admin') throw conflict('last_admin', 'The last admin cannot be deleted');

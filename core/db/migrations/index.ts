@@ -1,7 +1,15 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001-core.js';
+import * as m0002 from './0002-mfa.js';
+import * as m0003 from './0003-oidc.js';
+import * as m0004 from './0004-password-reset.js';
+import * as m0005 from './0005-documents.js';
 
 /** Numbered, forward-only. Append; never edit a migration that has shipped. */
 export const migrations: Record<string, Migration> = {
   '0001-core': m0001,
+  '0002-mfa': m0002,
+  '0003-oidc': m0003,
+  '0004-password-reset': m0004,
+  '0005-documents': m0005,
 };

@@ -1,0 +1,78 @@
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Db } from '../../core/db/database.js';
+import type { DocumentStatus, DocumentsTable, SourceType } from '../../core/db/documents-schema.js';
+
+export type DocumentRow = Selectable<DocumentsTable>;
+
+export interface DocumentFilter {
+  status?: DocumentStatus;
+  file_type?: string;
+  source_type?: SourceType;
+  source_id?: string;
+  sort: 'created_at' | 'filename' | 'size_bytes' | 'updated_at';
+  order: 'asc' | 'desc';
+  limit: number;
+  offset: number;
+}
+
+export class DocumentsRepository {
+  constructor(private readonly db: Db) {}
+
+  async insert(document: Insertable<DocumentsTable>): Promise<void> {
+    await this.db.insertInto('documents').values(document).execute();
+  }
+
+  findById(id: string): Promise<DocumentRow | undefined> {
+    return this.db.selectFrom('documents').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  findBySha(sha256: string, sourceType: SourceType): Promise<DocumentRow | undefined> {
+    return this.db.selectFrom('documents').selectAll().where('sha256', '=', sha256).where('source_type', '=', sourceType).executeTakeFirst();
+  }
+
+  findByIds(ids: string[]): Promise<DocumentRow[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.db.selectFrom('documents').selectAll().where('id', 'in', ids).execute();
+  }
+
+  findByStatus(statuses: DocumentStatus[]): Promise<DocumentRow[]> {
+    return this.db.selectFrom('documents').selectAll().where('status', 'in', statuses).orderBy('created_at').execute();
+  }
+
+  async list(filter: DocumentFilter): Promise<{ documents: DocumentRow[]; total: number }> {
+    let query = this.db.selectFrom('documents');
+    if (filter.status) query = query.where('status', '=', filter.status);
+    if (filter.file_type) query = query.where('file_type', '=', filter.file_type);
+    if (filter.source_type) query = query.where('source_type', '=', filter.source_type);
+    if (filter.source_id) query = query.where('source_id', '=', filter.source_id);
+    const [documents, count] = await Promise.all([
+      query.selectAll().orderBy(filter.sort, filter.order).orderBy('id').limit(filter.limit).offset(filter.offset).execute(),
+      query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return { documents, total: Number(count.n) };
+  }
+
+  async update(id: string, change: Updateable<DocumentsTable>): Promise<void> {
+    await this.db.updateTable('documents').set(change).where('id', '=', id).execute();
+  }
+
+  /** Count and bytes of every stored document: what the plan limits measure. */
+  async usage(): Promise<{ documents: number; storage_bytes: number }> {
+    const row = await this.db
+      .selectFrom('documents')
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.coalesce(eb.fn.sum<number>('size_bytes'), eb.lit(0)).as('bytes')])
+      .executeTakeFirstOrThrow();
+    return { documents: Number(row.n), storage_bytes: Number(row.bytes) };
+  }
+
+  /** Deletes documents (their chunks go by cascade) and returns the chunk rowids whose vectors must go too. */
+  async delete(ids: string[]): Promise<{ deleted: DocumentRow[]; chunkRowids: number[] }> {
+    if (ids.length === 0) return { deleted: [], chunkRowids: [] };
+    return this.db.transaction().execute(async (trx) => {
+      const deleted = await trx.selectFrom('documents').selectAll().where('id', 'in', ids).execute();
+      const chunks = await trx.selectFrom('chunks').select('rowid').where('document_id', 'in', ids).execute();
+      await trx.deleteFrom('documents').where('id', 'in', ids).execute();
+      return { deleted, chunkRowids: chunks.map((chunk) => chunk.rowid) };
+    });
+  }
+}

@@ -1,0 +1,139 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { requireTier } from '../../core/auth/guard.js';
+import { clock } from '../../core/clock.js';
+import { conflict, HttpError, payloadTooLarge, unsupportedMediaType } from '../../core/errors.js';
+import type { Entitlement } from '../../core/tiers.js';
+import { detectFileTypeOfFile, OCR_FILE_TYPES, TIER_FOR_TYPE, type DetectedFileType } from '../ingestion/file-type.js';
+import type { DocumentRow, DocumentsRepository } from './repository.js';
+
+export interface StoredUpload {
+  document: DocumentRow;
+}
+
+/** Thrown mid-stream when the upload passes a plan limit; the temp file is removed. */
+class LimitExceeded extends Error {
+  constructor(readonly httpError: HttpError) {
+    super(httpError.message);
+  }
+}
+
+const planLimit = (message: string) => new HttpError(403, 'plan_limit_exceeded', message);
+
+/**
+ * Stores uploaded documents: streamed to disk under DATA_DIR/documents while hashing and counting,
+ * with the plan's file-size, storage and count limits enforced as the bytes arrive.
+ */
+export class DocumentsService {
+  private readonly storeDir: string;
+  private readonly tmpDir: string;
+
+  constructor(
+    readonly repository: DocumentsRepository,
+    private readonly entitlement: Entitlement,
+    dataDir: string,
+    private readonly ocrEnabled: boolean,
+  ) {
+    this.storeDir = path.join(dataDir, 'documents');
+    this.tmpDir = path.join(dataDir, 'documents', '.incoming');
+  }
+
+  storagePathOf(document: DocumentRow): string | null {
+    return document.storage_path ? path.join(this.storeDir, path.basename(document.storage_path)) : null;
+  }
+
+  async upload(file: Readable, filename: string, uploadedBy: string): Promise<DocumentRow> {
+    const limits = this.entitlement.limits();
+    const usage = await this.repository.usage();
+    if (usage.documents >= limits.documents) throw planLimit(`The plan allows ${limits.documents} documents; delete some or upgrade`);
+
+    await mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
+    const tmpFile = path.join(this.tmpDir, randomUUID());
+    const hash = createHash('sha256');
+    let size = 0;
+    const storageLeft = limits.storage_bytes - usage.storage_bytes;
+    const meter = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        size += chunk.length;
+        if (size > limits.file_size_bytes) return done(new LimitExceeded(payloadTooLarge(`Files may be at most ${limits.file_size_bytes} bytes on this plan`)));
+        if (size > storageLeft) return done(new LimitExceeded(planLimit('The plan’s total storage is used up; delete documents or upgrade')));
+        hash.update(chunk);
+        done(null, chunk);
+      },
+    });
+    try {
+      await pipeline(file, meter, createWriteStream(tmpFile, { mode: 0o600 }));
+      if ((file as Readable & { truncated?: boolean }).truncated) throw new LimitExceeded(payloadTooLarge(`Files may be at most ${limits.file_size_bytes} bytes on this plan`));
+      const detected = await this.acceptType(tmpFile, filename);
+      return await this.store(tmpFile, filename, detected, size, hash.digest('hex'), uploadedBy);
+    } catch (error) {
+      await rm(tmpFile, { force: true });
+      throw error instanceof LimitExceeded ? error.httpError : error;
+    }
+  }
+
+  /** The type comes from the content; the name only breaks ties between text formats. */
+  private async acceptType(file: string, filename: string): Promise<DetectedFileType> {
+    const detected = await detectFileTypeOfFile(file, filename);
+    if (!detected) throw unsupportedMediaType('This file type is not supported: PDF, DOCX, TXT and MD (CSV, XLSX and HTML on PRO)');
+    if (OCR_FILE_TYPES.has(detected.fileType) && !this.ocrEnabled) {
+      throw unsupportedMediaType(`Images (${detected.fileType}) are indexed only with OCR enabled (INDEXING_OCR_ENABLED)`);
+    }
+    requireTier(this.entitlement, TIER_FOR_TYPE[detected.fileType]);
+    return detected;
+  }
+
+  private async store(tmpFile: string, filename: string, detected: DetectedFileType, size: number, sha256: string, uploadedBy: string): Promise<DocumentRow> {
+    const duplicate = await this.repository.findBySha(sha256, 'upload');
+    if (duplicate) throw conflict('duplicate_document', `This file was already uploaded as document ${duplicate.id} (${duplicate.filename})`);
+    const id = randomUUID();
+    const storedName = `${id}.${detected.fileType}`;
+    await mkdir(this.storeDir, { recursive: true, mode: 0o700 });
+    await rename(tmpFile, path.join(this.storeDir, storedName));
+    const now = clock.now();
+    await this.repository.insert({
+      id,
+      filename: sanitiseFilename(filename),
+      file_type: detected.fileType,
+      mime_type: detected.mime,
+      size_bytes: size,
+      sha256,
+      source_type: 'upload',
+      source_id: null,
+      source_path: null,
+      storage_path: path.join('documents', storedName),
+      status: 'queued',
+      error: null,
+      page_count: null,
+      chunk_count: 0,
+      metadata: '{}',
+      groups: '["everyone"]',
+      uploaded_by: uploadedBy,
+      created_at: now,
+      updated_at: now,
+      indexed_at: null,
+    });
+    return (await this.repository.findById(id))!;
+  }
+
+  /** Removes documents, returning the deleted rows and the vector labels to free; stored files are deleted after the rows. */
+  async delete(ids: string[]): Promise<{ deleted: DocumentRow[]; chunkRowids: number[] }> {
+    const result = await this.repository.delete(ids);
+    await Promise.all(result.deleted.map((document) => {
+      const file = this.storagePathOf(document);
+      return file ? rm(file, { force: true }) : undefined;
+    }));
+    return result;
+  }
+}
+
+/** The name as shown to users: no directories, no control characters, at most 255 characters. */
+export function sanitiseFilename(filename: string): string {
+  // eslint-disable-next-line no-control-regex
+  const base = path.basename(filename.replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  return (base || 'unnamed').slice(0, 255);
+}

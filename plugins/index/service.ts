@@ -1,0 +1,165 @@
+import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
+import { clock } from '../../core/clock.js';
+import type { Job } from '../../core/jobs/job.js';
+import type { JobContext, JobRunner } from '../../core/jobs/runner.js';
+import type { Embedder } from '../../native/embeddings/embedder.js';
+import { openVectorIndex } from '../../native/vector-index/hnsw-index.js';
+import type { VectorIndex } from '../../native/vector-index/vector-index.js';
+import type { ChunksRepository } from '../ingestion/chunks-repository.js';
+import type { SearchIndex } from './search-index.js';
+
+const EMBED_PAGE = 256;
+
+/** Which vector index file belongs to which model: written atomically when a rebuild completes. */
+interface CurrentPointer {
+  model_id: string;
+  base: string;
+  rebuilt_at: string | null;
+}
+
+export interface IndexStats {
+  chunks: number;
+  vectors: number;
+  dimension: number | null;
+  model_id: string | null;
+  device: string | null;
+  /** Chunks without a vector of the model in force: they are found by keywords only until embedded. */
+  stale_chunks: number;
+  database_bytes: number;
+  vectors_bytes: number;
+  last_rebuild_at: string | null;
+}
+
+const safeName = (modelId: string) => modelId.replace(/[^A-Za-z0-9._-]+/g, '_');
+
+/**
+ * Keeps the vector index consistent with SQLite (the source of truth): repairs it at boot,
+ * embeds what is missing in the background, and rebuilds it into a new file that replaces the
+ * old one atomically, search answering from the old one meanwhile.
+ */
+export class IndexService {
+  private readonly dir: string;
+  private pointer: CurrentPointer | null = null;
+
+  constructor(
+    private readonly searchIndex: SearchIndex,
+    private readonly chunks: ChunksRepository,
+    private readonly jobs: JobRunner,
+    private readonly databaseFile: string,
+    dataDir: string,
+    private readonly log: FastifyBaseLogger,
+  ) {
+    this.dir = path.join(dataDir, 'index');
+  }
+
+  /** At boot: opens this model's index, drops vectors without a chunk, forgets chunks whose vector was lost. */
+  async open(embedder: Embedder): Promise<void> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    this.pointer = await this.readPointer();
+    if (this.pointer?.model_id !== embedder.modelId) this.pointer = { model_id: embedder.modelId, base: `${safeName(embedder.modelId)}.hnsw`, rebuilt_at: null };
+    const vectors = await openVectorIndex({ file: path.join(this.dir, this.pointer.base), dimension: embedder.dimension, modelId: embedder.modelId });
+    await this.reconcile(vectors, embedder.modelId);
+    this.searchIndex.swap({ embedder, vectors });
+    await this.writePointer(this.pointer);
+  }
+
+  private async reconcile(vectors: VectorIndex, modelId: string): Promise<void> {
+    const embedded = new Set(await this.chunks.rowidsEmbeddedWith(modelId));
+    const orphans = vectors.labels().filter((label) => !embedded.has(label));
+    const lost = [...embedded].filter((rowid) => !vectors.has(rowid));
+    if (orphans.length) vectors.remove(orphans);
+    if (lost.length) await this.chunks.clearEmbedded(lost);
+    if (orphans.length || lost.length) {
+      this.log.warn({ orphans: orphans.length, lost: lost.length }, 'vector index repaired against the database');
+      await vectors.save();
+    }
+  }
+
+  /** Embeds, in the background, every chunk that has no vector of the model in force. */
+  async embedPending(): Promise<Job | undefined> {
+    const embedder = this.searchIndex.embedder();
+    if (!embedder || (await this.chunks.pendingFor(embedder.modelId, 0, 1)).length === 0) return undefined;
+    return this.jobs.enqueue('index.embed', async (context) => {
+      const vectors = this.searchIndex.vectors();
+      if (vectors) await this.embedInto(vectors, embedder, context);
+    });
+  }
+
+  /** Rebuilds every vector from SQLite into a new file; the old index answers until the new one is complete. */
+  rebuild(): Promise<Job> {
+    return this.jobs.enqueue('index.rebuild', async (context) => {
+      const embedder = this.searchIndex.embedder();
+      if (!embedder) return;
+      const base = `${safeName(embedder.modelId)}-${clock.now()}.hnsw`;
+      const fresh = await openVectorIndex({ file: path.join(this.dir, base), dimension: embedder.dimension, modelId: embedder.modelId });
+      await this.embedInto(fresh, embedder, context, true);
+      await fresh.save();
+      const previous = this.pointer;
+      this.pointer = { model_id: embedder.modelId, base, rebuilt_at: clock.iso() };
+      await this.writePointer(this.pointer);
+      this.searchIndex.swap({ embedder, vectors: fresh });
+      if (previous && previous.base !== base) await this.removeFiles(previous.base);
+    });
+  }
+
+  /** Walks chunks in rowid order (all of them for a rebuild, else those pending) and adds their vectors. */
+  private async embedInto(vectors: VectorIndex, embedder: Embedder, context: JobContext, everything = false): Promise<void> {
+    const total = everything ? await this.chunks.count() : undefined;
+    let after = 0;
+    let done = 0;
+    for (;;) {
+      context.checkpoint();
+      const page = everything ? await this.chunks.page(after, EMBED_PAGE) : await this.chunks.pendingFor(embedder.modelId, after, EMBED_PAGE);
+      if (page.length === 0) break;
+      const rowids = page.map((chunk) => chunk.rowid);
+      vectors.add(rowids, await embedder.embed(page.map((chunk) => chunk.text)));
+      await this.chunks.markEmbedded(rowids, embedder.modelId);
+      after = rowids[rowids.length - 1];
+      done += page.length;
+      await context.progress(done, total ?? done);
+    }
+    await vectors.save();
+  }
+
+  async stats(): Promise<IndexStats> {
+    const embedder = this.searchIndex.embedder();
+    const vectors = this.searchIndex.vectors();
+    const [chunks, pending] = await Promise.all([this.chunks.count(), embedder ? this.chunks.countPending(embedder.modelId) : this.chunks.count()]);
+    return {
+      chunks,
+      vectors: vectors?.size() ?? 0,
+      dimension: embedder?.dimension ?? null,
+      model_id: embedder?.modelId ?? null,
+      device: embedder?.device ?? null,
+      stale_chunks: pending,
+      database_bytes: await fileBytes(this.databaseFile, `${this.databaseFile}-wal`),
+      vectors_bytes: vectors?.diskBytes() ?? 0,
+      last_rebuild_at: this.pointer?.rebuilt_at ?? null,
+    };
+  }
+
+  private async readPointer(): Promise<CurrentPointer | null> {
+    try {
+      return JSON.parse(await readFile(path.join(this.dir, 'current.json'), 'utf8')) as CurrentPointer;
+    } catch {
+      return null;
+    }
+  }
+
+  private async writePointer(pointer: CurrentPointer): Promise<void> {
+    const file = path.join(this.dir, 'current.json');
+    await writeFile(`${file}.tmp`, JSON.stringify(pointer), { mode: 0o600 });
+    await rename(`${file}.tmp`, file);
+  }
+
+  private async removeFiles(base: string): Promise<void> {
+    for (const name of await readdir(this.dir)) if (name.startsWith(base)) await rm(path.join(this.dir, name), { force: true });
+  }
+}
+
+async function fileBytes(...files: string[]): Promise<number> {
+  const sizes = await Promise.all(files.map((file) => stat(file).then((s) => s.size, () => 0)));
+  return sizes.reduce((sum, size) => sum + size, 0);
+}

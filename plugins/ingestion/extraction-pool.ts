@@ -1,0 +1,64 @@
+import { Piscina } from 'piscina';
+import type { ExtractOutcome, ExtractTask } from './extract-worker.js';
+import { type ExtractedDocument, ExtractionError, type ExtractOptions } from './extracted-document.js';
+import type { FileType } from './file-type.js';
+
+export interface ExtractionPoolOptions {
+  /** INDEX_EXTRACTION_WORKERS. */
+  workers: number;
+  /** A document taking longer fails with 'timeout' and its thread is replaced. */
+  timeoutMs?: number;
+  /** Heap cap per worker thread: a document that needs more fails with 'crashed', not the service. */
+  maxMemoryMb?: number;
+}
+
+const DEFAULT_OPTIONS: ExtractOptions = { tablesEnabled: false, ocrEnabled: false };
+
+/** From source (vitest, tsx) the worker is TypeScript; in dist/ tsup builds it as extract-worker.js beside this chunk. */
+function workerEntry(): { filename: string; execArgv?: string[] } {
+  const fromSource = import.meta.url.endsWith('.ts');
+  const filename = new URL(fromSource ? './extract-worker.ts' : './extract-worker.js', import.meta.url).href;
+  return fromSource ? { filename, execArgv: ['--import', 'tsx'] } : { filename };
+}
+
+/** Text extraction in a pool of worker threads, so a large PDF never blocks the event loop. */
+export class ExtractionPool {
+  private readonly pool: Piscina<ExtractTask, ExtractOutcome>;
+  private readonly timeoutMs: number;
+
+  constructor(options: ExtractionPoolOptions) {
+    const workers = Math.max(1, Math.floor(options.workers));
+    this.timeoutMs = options.timeoutMs ?? 5 * 60_000;
+    this.pool = new Piscina<ExtractTask, ExtractOutcome>({
+      ...workerEntry(),
+      minThreads: 0,
+      maxThreads: workers,
+      idleTimeout: 60_000,
+      resourceLimits: { maxOldGenerationSizeMb: options.maxMemoryMb ?? 512 },
+    });
+    // A dying worker also emits 'error' on the pool: unhandled, that would end the process. The task's rejection reports it.
+    this.pool.on('error', () => undefined);
+  }
+
+  /** Extracts one document; rejects with an ExtractionError only, whatever happened in the worker. */
+  async extract(filePath: string, fileType: FileType, options: ExtractOptions = DEFAULT_OPTIONS): Promise<ExtractedDocument> {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), this.timeoutMs);
+    let outcome: ExtractOutcome;
+    try {
+      outcome = await this.pool.run({ filePath, fileType, options }, { signal: abort.signal });
+    } catch (error) {
+      if (abort.signal.aborted) throw new ExtractionError('timeout', `Extraction took longer than ${Math.round(this.timeoutMs / 1000)} s`);
+      const outOfMemory = (error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY';
+      throw new ExtractionError('crashed', outOfMemory ? 'Extraction ran out of memory on this file' : 'Extraction stopped unexpectedly on this file');
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!outcome.ok) throw new ExtractionError(outcome.reason, outcome.message);
+    return outcome.document;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.destroy();
+  }
+}

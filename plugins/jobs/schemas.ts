@@ -1,0 +1,33 @@
+import { Type } from 'typebox';
+import { StringEnum } from '../../core/schemas.js';
+
+export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+
+export const JobView = Type.Object(
+  {
+    id: Type.String(),
+    type: Type.String(),
+    state: StringEnum(JOB_STATES),
+    progress: Type.Object({ done: Type.Integer(), total: Type.Integer(), current: Type.Optional(Type.String()) }),
+    error: Type.Optional(Type.String()),
+    created_at: Type.String({ format: 'date-time' }),
+    started_at: Type.Optional(Type.String({ format: 'date-time' })),
+    finished_at: Type.Optional(Type.String({ format: 'date-time' })),
+    subject: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]))),
+  },
+  { $id: 'Job' },
+);
+
+export const JobIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+
+export const ListJobsQuery = Type.Object(
+  {
+    state: Type.Optional(StringEnum(JOB_STATES)),
+    type: Type.Optional(Type.String({ maxLength: 64 })),
+    limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),
+    offset: Type.Integer({ minimum: 0, default: 0 }),
+  },
+  { additionalProperties: false },
+);
+
+export const JobList = Type.Object({ jobs: Type.Array(JobView), total: Type.Integer() });

@@ -1,0 +1,22 @@
+import fp from 'fastify-plugin';
+import { LoginThrottle } from '../auth/login-throttle.js';
+import { MfaRepository } from './repository.js';
+import { mfaRoutes } from './routes.js';
+import { MfaService } from './service.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    mfa: MfaService;
+  }
+}
+
+/** TOTP second factor (ENTERPRISE to enrol): enrolment, recovery codes, and the second login step. */
+export default fp(
+  async function mfa(app) {
+    const service = new MfaService(new MfaRepository(app.db), app.secretBox, app.sessions, app.users, new LoginThrottle());
+    app.decorate('mfa', service);
+    app.auth.useSecondFactor(service);
+    await app.register(mfaRoutes);
+  },
+  { name: 'mfa', dependencies: ['auth'] },
+);

@@ -1,0 +1,26 @@
+import fp from 'fastify-plugin';
+import { OidcProviders } from './providers.js';
+import { OidcRepository } from './repository.js';
+import { oidcRoutes } from './routes.js';
+import { OidcService } from './service.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    oidc: { providers: OidcProviders; service: OidcService };
+  }
+}
+
+/** OpenID Connect sign-on (ENTERPRISE): provider admin, the login flow, and the handoff to the web UI. */
+export default fp(
+  async function oidc(app) {
+    const repository = new OidcRepository(app.db);
+    const providers = new OidcProviders(repository, app.secretBox, app.config.oidcEnvProviders);
+    const service = new OidcService(repository, providers, app.users.repository, app.sessions, app.secretBox, app.log);
+    app.decorate('oidc', { providers, service });
+    for (const name of providers.incompleteEnvProviders()) {
+      app.log.warn(`OIDC provider "${name}" from OIDC_PROVIDERS lacks a CLIENT_ID, DISCOVERY_URL or REDIRECT_URI and is not offered`);
+    }
+    await app.register(oidcRoutes);
+  },
+  { name: 'oidc', dependencies: ['auth'] },
+);

@@ -1,0 +1,33 @@
+import fp from 'fastify-plugin';
+import { UsersRepository } from '../users/repository.js';
+import { emailSender } from './mailer.js';
+import { PasswordResetRepository } from './repository.js';
+import { passwordResetRoutes } from './routes.js';
+import { PasswordResetService, RESET_TOKEN_MINUTES } from './service.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    passwordReset: PasswordResetService;
+  }
+}
+
+/** Forgot/reset password by email (all tiers): hashed single-use tokens, mailed by EMAIL_PROVIDER. */
+export default fp(
+  async function passwordReset(app) {
+    const log = app.log.child({ plugin: 'password-reset' });
+    const sender = emailSender(app.config, RESET_TOKEN_MINUTES, log, app.logPrivacy);
+    const service = new PasswordResetService(new PasswordResetRepository(app.db), app.users, new UsersRepository(app.db), sender, log, app.logPrivacy);
+    app.decorate('passwordReset', service);
+    await app.register(passwordResetRoutes);
+
+    if (app.config.email.provider === 'smtp' && !app.config.publicUrl && !(app.config.tls.enabled && app.config.tls.serverName)) {
+      log.warn('PUBLIC_URL is not set: password reset links are built from the Host header of the request; set PUBLIC_URL');
+    }
+    // Mails already queued go out before the database closes.
+    app.addHook('onClose', async () => {
+      await service.idle();
+      sender.close();
+    });
+  },
+  { name: 'password-reset', dependencies: ['users', 'sessions'] },
+);

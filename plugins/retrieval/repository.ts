@@ -1,0 +1,65 @@
+import { sql } from 'kysely';
+import type { Db } from '../../core/db/database.js';
+import { quoteTerm } from './keyword-query.js';
+
+/** A chunk as search returns it, with its document's filename. */
+export interface ChunkHit {
+  rowid: number;
+  chunk_id: string;
+  document_id: string;
+  filename: string;
+  page: number | null;
+  heading: string | null;
+  text: string;
+}
+
+export interface RankedRowid {
+  rowid: number;
+  /** -bm25: higher is better. */
+  score: number;
+}
+
+/** Restricts which chunks may be returned; absent fields do not restrict. */
+export interface SearchFilters {
+  document_ids?: string[];
+  /** Documents whose ACL groups (documents.groups) share at least one of these. */
+  groups?: string[];
+}
+
+/** SQL of retrieval: FTS5 keyword ranking over chunks_fts and chunk lookups by rowid. Texts stay constant so statements are reused. */
+export class RetrievalRepository {
+  constructor(private readonly db: Db) {}
+
+  /** Chunks containing the term, counted up to `cap` (stops early: cheap even for a common term). */
+  async termFrequency(term: string, cap: number): Promise<number> {
+    const { rows } = await sql<{ n: number }>`select count(*) as n from (select rowid from chunks_fts where chunks_fts match ${quoteTerm(term)} limit ${cap})`.execute(this.db);
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /** Rowid of the (offset+1)-th newest match, or 0 when fewer rows match. */
+  async newestMatchFloor(match: string, offset: number): Promise<number> {
+    const { rows } = await sql<{ rowid: number }>`select rowid from chunks_fts where chunks_fts match ${match} order by rowid desc limit 1 offset ${offset}`.execute(this.db);
+    return rows[0]?.rowid ?? 0;
+  }
+
+  /** Best bm25 matches first, among rows at or above `minRowid`. Text and heading weigh the same. */
+  async keywordRanked(match: string, limit: number, minRowid = 0): Promise<RankedRowid[]> {
+    const { rows } = await sql<{ rowid: number; rank: number }>`select rowid, rank from chunks_fts where chunks_fts match ${match} and rowid >= ${minRowid} order by rank limit ${limit}`.execute(this.db);
+    return rows.map((row) => ({ rowid: row.rowid, score: -row.rank }));
+  }
+
+  /** The chunks of these rowids that may be returned: their document is indexed and passes the filters. */
+  async chunksByRowid(rowids: number[], filters: SearchFilters = {}): Promise<ChunkHit[]> {
+    if (!rowids.length) return [];
+    const documentIds = filters.document_ids ? JSON.stringify(filters.document_ids) : null;
+    const groups = filters.groups ? JSON.stringify(filters.groups) : null;
+    const { rows } = await sql<ChunkHit>`
+      select c.rowid as rowid, c.id as chunk_id, c.document_id, d.filename, c.page, c.heading, c.text
+      from chunks c join documents d on d.id = c.document_id
+      where c.rowid in (select value from json_each(${JSON.stringify(rowids)}))
+        and d.status = 'indexed'
+        and (${documentIds} is null or d.id in (select value from json_each(${documentIds})))
+        and (${groups} is null or exists (select 1 from json_each(d.groups) g where g.value in (select value from json_each(${groups}))))`.execute(this.db);
+    return rows;
+  }
+}

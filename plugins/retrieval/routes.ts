@@ -1,0 +1,23 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { SearchBody, SearchResponseSchema } from './schemas.js';
+
+export const retrievalRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.post('/api/search', {
+    config: { access: { role: 'viewer' } },
+    schema: {
+      summary: 'Search the indexed documents (hybrid, vector or keyword)',
+      description: 'Without an embedding model, hybrid runs on keywords alone (retrieval_settings.mode_used says so) and vector answers 409 embedder_unavailable.',
+      tags: ['search'],
+      body: SearchBody,
+      response: { 200: SearchResponseSchema },
+    },
+  }, async (request) => {
+    const started = performance.now();
+    const response = await app.retrieval.search(request.body);
+    request.log.debug(
+      { event: 'search', query: app.logPrivacy.query(request.body.query), mode: response.retrieval_settings.mode_used, results: response.results.length, ms: performance.now() - started },
+      'search',
+    );
+    return response;
+  });
+};

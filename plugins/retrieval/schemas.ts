@@ -1,0 +1,49 @@
+import { Type, type Static } from 'typebox';
+import { StringEnum } from '../../core/schemas.js';
+import { DEFAULT_K, MAX_K, SEARCH_MODES } from './service.js';
+
+export const SearchBody = Type.Object(
+  {
+    query: Type.String({ minLength: 1, maxLength: 2000, pattern: '\\S', description: 'Question or keywords; FTS syntax in it is taken literally' }),
+    k: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_K, default: DEFAULT_K, description: 'Results wanted' })),
+    mode: Type.Optional(StringEnum(SEARCH_MODES, { default: 'hybrid', description: 'hybrid (vector + keyword, fused), vector or keyword' })),
+  },
+  { additionalProperties: false },
+);
+export type SearchBody = Static<typeof SearchBody>;
+
+const SearchResult = Type.Object({
+  rank: Type.Integer({ minimum: 1 }),
+  score: Type.Number({ description: 'Fused score in hybrid mode, bm25 (higher is better) in keyword mode, cosine similarity in vector mode' }),
+  chunk_id: Type.String(),
+  document_id: Type.String(),
+  filename: Type.String(),
+  page: Type.Optional(Type.Integer()),
+  heading: Type.Optional(Type.String()),
+  text: Type.String(),
+});
+
+const Weights = Type.Object({ vector: Type.Number(), keyword: Type.Number() });
+
+export const RetrievalSettingsSchema = Type.Object(
+  {
+    k: Type.Integer(),
+    mode: StringEnum(SEARCH_MODES),
+    mode_used: StringEnum(SEARCH_MODES),
+    reason: Type.Optional(Type.String()),
+    fusion: StringEnum(['rrf', 'weighted', 'none'] as const),
+    score: StringEnum(['rrf', 'weighted', 'bm25', 'cosine'] as const),
+    rrf_k: Type.Optional(Type.Integer()),
+    weights: Weights,
+    candidates: Type.Object({ vector: Type.Integer(), keyword: Type.Integer() }, { description: 'Candidates per side before fusion' }),
+    near_duplicate_jaccard: Type.Number(),
+    filters: Type.Object({ document_ids: Type.Optional(Type.Array(Type.String())), groups: Type.Optional(Type.Array(Type.String())) }),
+    model_id: Type.Union([Type.String(), Type.Null()]),
+  },
+  { $id: 'RetrievalSettings', description: 'Effective retrieval settings for the query' },
+);
+
+export const SearchResponseSchema = Type.Object({
+  results: Type.Array(SearchResult),
+  retrieval_settings: RetrievalSettingsSchema,
+});

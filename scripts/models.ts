@@ -1,0 +1,133 @@
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import {
+  DEFAULT_HUB_URL,
+  DEFAULT_PRESET,
+  MODEL_PRESETS,
+  importModelFolder,
+  listInstalledModels,
+  modelFolder,
+  pullModel,
+  readActiveModelId,
+  readManifest,
+  resolveActiveModel,
+  setActiveModel,
+  type ModelManifest,
+} from '../native/embeddings/index.js';
+
+const USAGE = `Hearth embedding models (files under MODEL_DIR/embeddings; nothing downloads unless you run pull)
+
+  models import DIR [--id ID] [--name NAME] [--licence TEXT] [--max-tokens N] [--file onnx/NAME.onnx] [--no-activate]
+      Copies an exported sentence-transformers ONNX folder (model.onnx or onnx/model*.onnx, tokenizer.json,
+      optional tokenizer_config.json and config.json), records sha256, probes the dimension, makes it active.
+  models pull [--model ${Object.keys(MODEL_PRESETS).join('|')}] [--no-activate]
+      Downloads a recommended model by pinned revision and sha256 (default ${DEFAULT_PRESET}).
+      HEARTH_MODEL_HUB_URL points at a mirror (default ${DEFAULT_HUB_URL}).
+  models list
+      Installed models; * marks the active one.
+  models use ID
+      Makes an installed model the active one.
+
+MODEL_DIR defaults to DATA_DIR/models (DATA_DIR defaults to ./data), as for the service.
+`;
+
+class UsageError extends Error {}
+
+/** Same default as core/config.ts, without requiring the service's secrets to be set. */
+export function modelDirFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  const dataDir = path.resolve(env.DATA_DIR?.trim() || './data');
+  return path.resolve(env.MODEL_DIR?.trim() || path.join(dataDir, 'models'));
+}
+
+function describe(m: ModelManifest): string {
+  return `${m.id}  ${m.dimension}d  max ${m.max_tokens} tokens  ${m.name}  [${m.licence}]  ${m.source}  ${m.installed_at}`;
+}
+
+function positiveInteger(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < 2) throw new UsageError(`--${name} must be an integer ≥ 2, got "${value}"`);
+  return Number(value);
+}
+
+/** The CLI; resolves to the exit code so that tests can drive it without a process. */
+export async function main(argv: string[], out = (line: string) => console.log(line), err = (line: string) => console.error(line)): Promise<number> {
+  try {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: true,
+      options: {
+        id: { type: 'string' },
+        name: { type: 'string' },
+        licence: { type: 'string' },
+        'max-tokens': { type: 'string' },
+        file: { type: 'string' },
+        model: { type: 'string' },
+        'no-activate': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+    const [command, arg] = positionals;
+    if (values.help || !command) {
+      out(USAGE);
+      return command || values.help ? 0 : 2;
+    }
+    const modelDir = modelDirFromEnv();
+    const activate = !values['no-activate'];
+    switch (command) {
+      case 'import': {
+        if (!arg) throw new UsageError('import needs a folder');
+        const m = await importModelFolder(arg, {
+          modelDir,
+          id: values.id,
+          name: values.name,
+          licence: values.licence,
+          maxTokens: positiveInteger('max-tokens', values['max-tokens']),
+          modelFile: values.file,
+          activate,
+        });
+        out(`imported ${describe(m)}${activate ? ' (active)' : ''}`);
+        return 0;
+      }
+      case 'pull': {
+        const name = values.model ?? DEFAULT_PRESET;
+        const preset = MODEL_PRESETS[name];
+        if (!preset) throw new UsageError(`unknown model "${name}"; choose one of ${Object.keys(MODEL_PRESETS).join(', ')}`);
+        const m = await pullModel({ modelDir, preset, hubUrl: process.env.HEARTH_MODEL_HUB_URL?.trim() || undefined, activate, log: err });
+        out(`pulled ${describe(m)}${activate ? ' (active)' : ''}`);
+        return 0;
+      }
+      case 'list': {
+        const { models, problems } = await listInstalledModels(modelDir);
+        const active = await resolveActiveModel(modelDir).then((m) => m?.id, () => readActiveModelId(modelDir));
+        if (!models.length) out(`no embedding model installed in ${modelDir} (search runs on keywords only)`);
+        for (const m of models) out(`${m.id === active ? '*' : ' '} ${describe(m.manifest)}`);
+        for (const p of problems) err(`broken: ${p.folder}: ${p.error}`);
+        return 0;
+      }
+      case 'use': {
+        if (!arg) throw new UsageError('use needs a model id');
+        await readManifest(modelFolder(modelDir, arg)).catch((e: Error) => {
+          throw new Error(`"${arg}" is not an installed model: ${e.message}`);
+        });
+        await setActiveModel(modelDir, arg);
+        out(`active embedding model: ${arg}`);
+        return 0;
+      }
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (error) {
+    err(`models: ${(error as Error).message}`);
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      err(USAGE);
+      return 2;
+    }
+    return 1;
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  process.exitCode = await main(process.argv.slice(2));
+}

@@ -1,0 +1,299 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExtractionError, type ExtractedDocument, type ExtractOptions } from '../plugins/ingestion/extracted-document.js';
+import { ExtractionPool } from '../plugins/ingestion/extraction-pool.js';
+import { detectFileType, detectFileTypeOfFile, type FileType, TIER_FOR_TYPE } from '../plugins/ingestion/file-type.js';
+import * as fixtures from './fixtures/documents.js';
+
+const TABLES_ON: ExtractOptions = { tablesEnabled: true, ocrEnabled: false };
+const TABLES_OFF: ExtractOptions = { tablesEnabled: false, ocrEnabled: false };
+
+let dir: string;
+let pool: ExtractionPool;
+const files = {} as Record<'pdf' | 'docx' | 'xlsx' | 'csv' | 'html' | 'md' | 'txt' | 'bigPdf', string>;
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'hearth-extract-'));
+  pool = new ExtractionPool({ workers: 2 });
+  Object.assign(files, {
+    pdf: await fixtures.makePdf(dir, 3),
+    bigPdf: await fixtures.makePdf(dir, 200),
+    docx: await fixtures.makeDocx(dir),
+    xlsx: await fixtures.makeXlsx(dir),
+    csv: await fixtures.makeCsv(dir),
+    html: await fixtures.makeHtml(dir),
+    md: await fixtures.makeMarkdown(dir),
+    txt: await fixtures.makeTxt(dir),
+  });
+});
+
+afterAll(async () => {
+  await pool?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => {
+      throw new Error('expected the extraction to fail');
+    },
+    (error: unknown) => {
+      expect(error).toBeInstanceOf(ExtractionError);
+      return error as ExtractionError;
+    },
+  );
+
+const sectionWith = (doc: ExtractedDocument, text: string) => doc.sections.find((section) => section.text.includes(text));
+
+describe('detectFileType', () => {
+  it('detects every fixture from its content', async () => {
+    const expected: Record<string, FileType> = { pdf: 'pdf', docx: 'docx', xlsx: 'xlsx', csv: 'csv', html: 'html', md: 'md', txt: 'txt' };
+    for (const [key, type] of Object.entries(expected)) {
+      expect((await detectFileTypeOfFile(files[key as keyof typeof files]))?.fileType, key).toBe(type);
+    }
+    expect(await detectFileTypeOfFile(files.docx)).toEqual({
+      fileType: 'docx',
+      mime: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+    });
+  });
+
+  it('trusts the bytes over the name: a PNG called .pdf is a png, HTML called .txt is html', async () => {
+    expect((await detectFileTypeOfFile(await fixtures.makePngNamedPdf(dir)))?.fileType).toBe('png');
+    expect((await detectFileType(Buffer.from('<!DOCTYPE html><p>hi</p>'), 'page.txt'))?.fileType).toBe('html');
+    expect((await detectFileType(Buffer.from('just words'), 'fake.pdf'))?.fileType).toBe('txt');
+    expect((await detectFileType(await readFile(files.pdf), 'report.docx'))?.fileType).toBe('pdf');
+  });
+
+  it('refuses binary garbage and unsupported formats', async () => {
+    const garbage = Buffer.alloc(4096);
+    for (let i = 0; i < garbage.length; i++) garbage[i] = (i * 7919 + 13) % 256;
+    expect(await detectFileType(garbage, 'notes.txt')).toBeNull();
+    expect(await detectFileType(Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]), 'archive.gz')).toBeNull();
+    expect(await detectFileType(Buffer.alloc(0), 'empty.txt')).toBeNull();
+  });
+
+  it('tells a DOCX from an XLSX even when only the first KiBs are given', async () => {
+    const docxHead = (await readFile(files.docx)).subarray(0, 2048);
+    expect((await detectFileType(docxHead, 'x.bin'))?.fileType).toBe('docx');
+    const xlsxHead = (await readFile(files.xlsx)).subarray(0, 2048);
+    expect((await detectFileType(xlsxHead, 'x.bin'))?.fileType).toBe('xlsx');
+  });
+
+  it('reads Latin-1 text as text', async () => {
+    expect((await detectFileType(Buffer.from('Caf\xe9 cr\xe8me br\xfbl\xe9e\n', 'latin1'), 'menu.txt'))?.fileType).toBe('txt');
+  });
+
+  it('gates types by tier as the spec says', () => {
+    expect(Object.entries(TIER_FOR_TYPE).filter(([, tier]) => tier === 'PRO').map(([type]) => type).sort()).toEqual(['csv', 'html', 'xlsx']);
+    for (const type of ['pdf', 'docx', 'txt', 'md'] as const) expect(TIER_FOR_TYPE[type]).toBe('FREE');
+  });
+});
+
+describe('extractors (through the worker pool)', () => {
+  it('PDF: one section per page with its page number, the page count and the title', async () => {
+    const doc = await pool.extract(files.pdf, 'pdf', TABLES_OFF);
+    expect(doc.pageCount).toBe(3);
+    expect(doc.title).toBe('Annual report in 3 pages');
+    expect(doc.sections.map((section) => section.page)).toEqual([1, 2, 3]);
+    expect(sectionWith(doc, 'page2 of the report')?.page).toBe(2);
+    expect(doc.sections[2].text).toMatch(/^Chapter 3: /);
+  });
+
+  it('DOCX: headings become context, table rows carry the header (tables on)', async () => {
+    const doc = await pool.extract(files.docx, 'docx', TABLES_ON);
+    expect(doc.title).toBe('Harbour Operations Manual');
+    expect(sectionWith(doc, 'lifejacket')).toMatchObject({ kind: 'text', heading: 'Safety Rules' });
+    const rows = doc.sections.filter((section) => section.kind === 'table-row');
+    expect(rows).toEqual([
+      { kind: 'table-row', text: 'Vessel: Dinghy; Length: 4 m; Fee per night: 12 EUR', heading: 'Mooring Fees', row: 2 },
+      { kind: 'table-row', text: 'Vessel: Yacht; Length: 15 m; Fee per night: 80 EUR', heading: 'Mooring Fees', row: 3 },
+    ]);
+    expect(sectionWith(doc, 'Fees are due on arrival')?.heading).toBe('Mooring Fees');
+  });
+
+  it('DOCX: tables are flattened as text with tables off', async () => {
+    const doc = await pool.extract(files.docx, 'docx', TABLES_OFF);
+    expect(doc.sections.some((section) => section.kind === 'table-row')).toBe(false);
+    expect(sectionWith(doc, 'Dinghy | 4 m | 12 EUR')).toMatchObject({ kind: 'text', heading: 'Mooring Fees', row: 2 });
+  });
+
+  it('XLSX: every sheet, with sheet name and row number, header repeated per row', async () => {
+    const doc = await pool.extract(files.xlsx, 'xlsx', TABLES_ON);
+    expect(doc.sections).toEqual([
+      { kind: 'table-row', text: 'Region: North; Quarter: Q1; Revenue: 1200', sheet: 'Sales', row: 2 },
+      { kind: 'table-row', text: 'Region: South; Quarter: Q1; Revenue: 950', sheet: 'Sales', row: 3 },
+      { kind: 'table-row', text: 'Region: Total; Quarter: Q1; Revenue: 2150', sheet: 'Sales', row: 4 },
+      { kind: 'table-row', text: 'Name: Ada Lovelace; Role: Engineer; Started: 2021-03-01', sheet: 'Staff', row: 2 },
+      { kind: 'table-row', text: 'Name: Grace Hopper; Role: Admiral; Started: 2019-06-15', sheet: 'Staff', row: 3 },
+    ]);
+    const flat = await pool.extract(files.xlsx, 'xlsx', TABLES_OFF);
+    expect(flat.sections[0]).toEqual({ kind: 'text', text: 'Region | Quarter | Revenue', sheet: 'Sales', row: 1 });
+    expect(flat.sections[1]).toEqual({ kind: 'text', text: 'North | Q1 | 1200', sheet: 'Sales', row: 2 });
+  });
+
+  it('CSV: quoted fields, blank lines skipped, rows keep their line number', async () => {
+    const doc = await pool.extract(files.csv, 'csv', TABLES_ON);
+    expect(doc.sections).toEqual([
+      { kind: 'table-row', text: 'Item: Lantern; Colour: amber; Notes: Brass, hand-made', row: 2 },
+      { kind: 'table-row', text: 'Item: Kettle; Colour: cobalt; Notes: Says "hello" when boiling', row: 3 },
+      { kind: 'table-row', text: 'Item: Anchor; Colour: umber; Notes: Heavy', row: 5 },
+    ]);
+    const flat = await pool.extract(files.csv, 'csv', TABLES_OFF);
+    expect(flat.sections.every((section) => section.kind === 'text')).toBe(true);
+    expect(flat.sections[3]).toEqual({ kind: 'text', text: 'Anchor | umber | Heavy', row: 5 });
+  });
+
+  it('HTML: title, headings and table rows kept; scripts and styles dropped', async () => {
+    const doc = await pool.extract(files.html, 'html', TABLES_ON);
+    expect(doc.title).toBe('Orchard & Meadow Guide');
+    const all = doc.sections.map((section) => section.text).join('\n');
+    expect(all).not.toContain('do-not-index');
+    expect(all).not.toContain('color: red');
+    expect(sectionWith(doc, 'Apples ripen')?.heading).toBe('Orchard Guide');
+    expect(doc.sections.filter((section) => section.kind === 'table-row')).toEqual([
+      { kind: 'table-row', text: 'Fruit: Apple; Month: September', heading: 'Harvest Table', row: 2 },
+      { kind: 'table-row', text: 'Fruit: Pear; Month: October', heading: 'Harvest Table', row: 3 },
+    ]);
+    expect(sectionWith(doc, 'cool cellar')?.heading).toBe('Storage');
+  });
+
+  it('MD: sections by # heading, a # inside a code fence is code', async () => {
+    const doc = await pool.extract(files.md, 'md', TABLES_OFF);
+    expect(doc.title).toBe('Field Notes');
+    expect(doc.sections.map((section) => section.heading)).toEqual(['Field Notes', 'Glaciers', 'Rivers']);
+    expect(sectionWith(doc, 'glacier retreated')?.text).toContain('# not a heading');
+    expect(sectionWith(doc, 'river froze')?.heading).toBe('Rivers');
+  });
+
+  it('TXT: the whole text, line endings normalised', async () => {
+    const doc = await pool.extract(files.txt, 'txt', TABLES_OFF);
+    expect(doc.sections).toHaveLength(1);
+    expect(doc.sections[0].text).toMatch(/^Dear reader,\n\n/);
+    expect(doc.sections[0].text).toMatch(/lighthouse keeper\.$/);
+  });
+});
+
+describe('bad files fail that one document with a clear reason', () => {
+  it('encrypted PDF', async () => {
+    const error = await failure(pool.extract(await fixtures.makeEncryptedPdf(dir), 'pdf'));
+    expect(error).toMatchObject({ reason: 'encrypted', message: 'The PDF is password-protected' });
+  });
+
+  it('truncated PDF', async () => {
+    const error = await failure(pool.extract(await fixtures.makeCorruptPdf(dir), 'pdf'));
+    expect(error.reason).toBe('corrupt');
+  });
+
+  it('a PNG named .pdf: corrupt when read as PDF, unsupported (OCR) when read as what it is', async () => {
+    const png = await fixtures.makePngNamedPdf(dir);
+    expect((await failure(pool.extract(png, 'pdf'))).reason).toBe('corrupt');
+    expect(await failure(pool.extract(png, 'png', TABLES_OFF))).toMatchObject({
+      reason: 'unsupported',
+      message: 'Images are indexed only with OCR enabled (INDEXING_OCR_ENABLED)',
+    });
+    expect(await failure(pool.extract(png, 'png', { tablesEnabled: false, ocrEnabled: true }))).toMatchObject({
+      reason: 'unsupported',
+      message: 'OCR is not available in this release',
+    });
+  });
+
+  it('zip bomb in a .docx: refused from the zip directory, before anything is inflated', async () => {
+    const bomb = await fixtures.makeZipBombDocx(dir);
+    expect((await readFile(bomb)).length).toBeLessThan(1024 * 1024);
+    const started = performance.now();
+    const error = await failure(pool.extract(bomb, 'docx'));
+    expect(error.reason).toBe('zip_bomb');
+    expect(error.message).toMatch(/zip bomb/);
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
+
+  it('zip bomb that lies about its sizes: caught while inflating', async () => {
+    const bomb = await fixtures.makeZipBombDocx(dir, { lying: true, size: 64 * 1024 * 1024 });
+    const error = await failure(pool.extract(bomb, 'docx'));
+    expect(error).toMatchObject({ reason: 'zip_bomb', message: expect.stringMatching(/larger than the zip declares/) });
+  });
+
+  it('too many parts in an Office zip, and an XLSX over the size cap', async () => {
+    const tooMany = await failure(pool.extract(files.docx, 'docx', { ...TABLES_OFF, zipLimits: { maxEntries: 3 } }));
+    expect(tooMany.reason).toBe('zip_bomb');
+    const tooBig = await failure(pool.extract(files.xlsx, 'xlsx', { ...TABLES_OFF, zipLimits: { maxTotalBytes: 1000 } }));
+    expect(tooBig.reason).toBe('zip_bomb');
+  });
+
+  it('a zip that is no DOCX, and bytes that are no zip at all', async () => {
+    const otherZip = await fixtures.writeZip(path.join(dir, 'other.docx'), [{ name: 'readme.txt', data: Buffer.from('hello') }]);
+    expect((await failure(pool.extract(otherZip, 'docx'))).reason).toBe('corrupt');
+    const notZip = path.join(dir, 'garbage.xlsx');
+    await writeFile(notZip, Buffer.from('this is not a workbook at all'));
+    expect((await failure(pool.extract(notZip, 'xlsx'))).reason).toBe('corrupt');
+  });
+
+  it('a document with no text', async () => {
+    const blank = path.join(dir, 'blank.txt');
+    await writeFile(blank, '   \n\n  \n');
+    expect(await failure(pool.extract(blank, 'txt'))).toMatchObject({ reason: 'empty' });
+    const emptyPdf = await fixtures.makePdf(dir, 0, 'blank.pdf');
+    expect(await failure(pool.extract(emptyPdf, 'pdf'))).toMatchObject({ reason: 'empty', message: expect.stringMatching(/OCR/) });
+  });
+
+  it('the pool still extracts good documents afterwards', async () => {
+    const doc = await pool.extract(files.txt, 'txt');
+    expect(doc.sections[0].text).toContain('Dear reader');
+  });
+});
+
+describe('the worker pool', () => {
+  it('extracts a 200-page PDF without blocking the event loop', async () => {
+    let ticks = 0;
+    let last = performance.now();
+    let longestGap = 0;
+    const timer = setInterval(() => {
+      const now = performance.now();
+      longestGap = Math.max(longestGap, now - last);
+      last = now;
+      ticks++;
+    }, 5);
+    const started = performance.now();
+    const doc = await pool.extract(files.bigPdf, 'pdf', TABLES_OFF);
+    const elapsed = performance.now() - started;
+    clearInterval(timer);
+    console.info(`200-page PDF extracted in ${elapsed.toFixed(0)} ms; event loop ticked ${ticks} times, longest gap ${longestGap.toFixed(0)} ms`);
+    expect(doc.pageCount).toBe(200);
+    expect(doc.sections).toHaveLength(200);
+    expect(sectionWith(doc, 'page137 of the report')?.page).toBe(137);
+    expect(longestGap).toBeLessThan(250);
+    expect(ticks).toBeGreaterThan(elapsed / 5 / 4);
+  });
+
+  it('runs documents in parallel, and one failure does not touch its neighbours', async () => {
+    const bad = await fixtures.makeCorruptPdf(dir);
+    const results = await Promise.allSettled([
+      pool.extract(files.pdf, 'pdf'),
+      pool.extract(bad, 'pdf'),
+      pool.extract(files.md, 'md'),
+      pool.extract(files.csv, 'csv', TABLES_ON),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+  });
+
+  it('a worker that dies (out of memory) fails only that document; a slow one times out', async () => {
+    const small = new ExtractionPool({ workers: 1, maxMemoryMb: 128, timeoutMs: 60_000 });
+    try {
+      const huge = path.join(dir, 'huge.csv');
+      await writeFile(huge, Buffer.alloc(48 * 1024 * 1024, 'a,'));
+      expect(await failure(small.extract(huge, 'csv'))).toMatchObject({ reason: 'crashed', message: 'Extraction ran out of memory on this file' });
+      expect((await small.extract(files.txt, 'txt')).sections).toHaveLength(1);
+    } finally {
+      await small.close();
+    }
+    const hasty = new ExtractionPool({ workers: 1, timeoutMs: 50 });
+    try {
+      expect(await failure(hasty.extract(files.bigPdf, 'pdf'))).toMatchObject({ reason: 'timeout' });
+    } finally {
+      await hasty.close();
+    }
+  });
+});
