@@ -10,6 +10,9 @@ import license from './license/index.js';
 import branding from './branding/index.js';
 import hardware from './hardware/index.js';
 import jobs from './jobs/index.js';
+import searchIndex from './index/index.js';
+import documents from './documents/index.js';
+import ingestion from './ingestion/index.js';
 import retrieval from './retrieval/index.js';
 import apiDocs from './api-docs/index.js';
 
@@ -26,6 +29,9 @@ export const featurePlugins: FastifyPluginAsync[] = [
   branding,
   hardware,
   jobs,
+  searchIndex,
+  documents,
+  ingestion,
   retrieval,
   apiDocs,
 ];

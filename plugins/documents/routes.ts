@@ -1,0 +1,86 @@
+import multipart from '@fastify/multipart';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { clock } from '../../core/clock.js';
+import { badRequest, notFound } from '../../core/errors.js';
+import type { DocumentRow } from './repository.js';
+import { BulkDeleteBody, BulkDeleteResult, DocumentIdParams, DocumentList, DocumentView, ListDocumentsQuery, UploadResult } from './schemas.js';
+
+export function toDocumentView(row: DocumentRow) {
+  return {
+    id: row.id,
+    filename: row.filename,
+    file_type: row.file_type,
+    mime_type: row.mime_type,
+    size_bytes: row.size_bytes,
+    sha256: row.sha256,
+    source_type: row.source_type,
+    source_id: row.source_id,
+    source_path: row.source_path,
+    status: row.status,
+    error: row.error,
+    page_count: row.page_count,
+    chunk_count: row.chunk_count,
+    created_at: clock.iso(row.created_at),
+    updated_at: clock.iso(row.updated_at),
+    indexed_at: row.indexed_at === null ? null : clock.iso(row.indexed_at),
+  };
+}
+
+const UPLOAD_FIELD = 'file';
+
+export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/api/docs', {
+    config: { access: { role: 'viewer' } },
+    schema: { summary: 'List documents', tags: ['documents'], querystring: ListDocumentsQuery, response: { 200: DocumentList } },
+  }, async (request) => {
+    const { documents, total } = await app.documents.repository.list(request.query);
+    return { documents: documents.map(toDocumentView), total };
+  });
+
+  app.delete('/api/docs/bulk', {
+    config: { access: { role: 'editor' } },
+    schema: { summary: 'Delete several documents', tags: ['documents'], body: BulkDeleteBody, response: { 200: BulkDeleteResult } },
+  }, async (request) => {
+    const { deleted } = await app.ingestion.deleteDocuments(request.body.ids);
+    const found = new Set(deleted.map((document) => document.id));
+    return { deleted: [...found], not_found: request.body.ids.filter((id) => !found.has(id)) };
+  });
+
+  app.delete('/api/docs/:id', {
+    config: { access: { role: 'editor' } },
+    schema: { summary: 'Delete a document, its chunks, vectors and stored file', tags: ['documents'], params: DocumentIdParams },
+  }, async (request, reply) => {
+    const { deleted } = await app.ingestion.deleteDocuments([request.params.id]);
+    if (deleted.length === 0) throw notFound('Document');
+    return reply.code(204).send();
+  });
+
+  // Multipart parsing exists only in this scope; the per-plan file size is applied per request.
+  await app.register(async (upload) => {
+    await upload.register(multipart, { limits: { files: 1, fields: 0, parts: 1, fieldNameSize: 100, headerPairs: 20 } });
+    upload.post('/api/docs/upload', {
+      config: { access: { role: 'editor' } },
+      schema: {
+        summary: 'Upload a document for indexing',
+        description:
+          'multipart/form-data with one part named "file". The type is detected from the content. Answers 202 with the ' +
+          'document (status queued) and its indexing job. 413 over the plan file size, 403 plan_limit_exceeded over the ' +
+          'document count or storage, 409 duplicate_document for a file already uploaded, 415 for an unsupported type.',
+        tags: ['documents'],
+        consumes: ['multipart/form-data'],
+        response: { 202: UploadResult },
+      },
+    }, async (request, reply) => {
+      if (!request.isMultipart()) throw badRequest('file_required', `Send the document as the multipart form field "${UPLOAD_FIELD}"`, `body.${UPLOAD_FIELD}`);
+      const part = await request.file({ limits: { fileSize: app.entitlement.limits().file_size_bytes } });
+      if (!part || part.fieldname !== UPLOAD_FIELD) {
+        part?.file.resume();
+        throw badRequest('file_required', `Send the document as the multipart form field "${UPLOAD_FIELD}"`, `body.${UPLOAD_FIELD}`);
+      }
+      const document = await app.documents.upload(part.file, part.filename, request.principal!.id);
+      const job = await app.ingestion.enqueue([document.id]);
+      request.log.info({ user: app.logPrivacy.user(request.principal!.id), document: document.id, type: document.file_type }, 'document uploaded');
+      return reply.code(202).send({ document: toDocumentView((await app.documents.repository.findById(document.id))!), job });
+    });
+  });
+};

@@ -1,0 +1,33 @@
+import fp from 'fastify-plugin';
+import { ChunksRepository } from './chunks-repository.js';
+import { ExtractionPool } from './extraction-pool.js';
+import { IngestionPipeline } from './pipeline.js';
+
+/**
+ * Ingestion: the extraction worker pool and the pipeline that indexes documents as jobs.
+ * After a crash it resumes the documents that were queued or mid-indexing.
+ */
+export default fp(
+  async function ingestion(app) {
+    const pool = new ExtractionPool({ workers: app.config.indexExtractionWorkers });
+    const pipeline = new IngestionPipeline(
+      app.documents,
+      new ChunksRepository(app.db),
+      pool,
+      app.searchIndex,
+      app.jobs,
+      app.settings,
+      { upsertBatchSize: app.config.indexing.upsertBatchSize, tablesEnabled: app.config.indexing.tablesEnabled, ocrEnabled: app.config.indexing.ocrEnabled },
+      app.log,
+    );
+    app.decorate('ingestion', pipeline);
+    app.addHook('onReady', async () => {
+      await pipeline.resumeInterrupted();
+    });
+    app.addHook('onClose', async () => {
+      await app.jobs.close();
+      await pool.close();
+    });
+  },
+  { name: 'ingestion', dependencies: ['jobs', 'index', 'documents'] },
+);
