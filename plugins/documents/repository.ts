@@ -30,6 +30,20 @@ export class DocumentsRepository {
     return this.db.selectFrom('documents').selectAll().where('sha256', '=', sha256).where('source_type', '=', sourceType).executeTakeFirst();
   }
 
+  findBySource(sourceType: SourceType, sourceId: string, sourcePath: string): Promise<DocumentRow | undefined> {
+    return this.db
+      .selectFrom('documents')
+      .selectAll()
+      .where('source_type', '=', sourceType)
+      .where('source_id', '=', sourceId)
+      .where('source_path', '=', sourcePath)
+      .executeTakeFirst();
+  }
+
+  listBySource(sourceType: SourceType, sourceId: string): Promise<DocumentRow[]> {
+    return this.db.selectFrom('documents').selectAll().where('source_type', '=', sourceType).where('source_id', '=', sourceId).execute();
+  }
+
   findByIds(ids: string[]): Promise<DocumentRow[]> {
     if (ids.length === 0) return Promise.resolve([]);
     return this.db.selectFrom('documents').selectAll().where('id', 'in', ids).execute();

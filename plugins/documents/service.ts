@@ -1,18 +1,37 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { copyFile, mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { requireTier } from '../../core/auth/guard.js';
 import { clock } from '../../core/clock.js';
 import { conflict, HttpError, payloadTooLarge, unsupportedMediaType } from '../../core/errors.js';
-import type { Entitlement } from '../../core/tiers.js';
+import { type Entitlement, tierAtLeast } from '../../core/tiers.js';
 import { detectFileTypeOfFile, OCR_FILE_TYPES, TIER_FOR_TYPE, type DetectedFileType } from '../ingestion/file-type.js';
 import type { DocumentRow, DocumentsRepository } from './repository.js';
 
-export interface StoredUpload {
-  document: DocumentRow;
+/** A file found by a connector scan or fetched by an integration. */
+export interface SourceFile {
+  sourceType: 'connector' | 'integration';
+  sourceId: string;
+  /** The file's real path (connector) or page URL (integration): its identity within the source. */
+  sourcePath: string;
+  filename: string;
+  /** Where the bytes are now. */
+  filePath: string;
+  /** Integrations keep a copy (the remote can change); connectors are read in place. */
+  keepCopy: boolean;
+}
+
+async function hashFile(file: string): Promise<{ sha256: string; size: number }> {
+  const hash = createHash('sha256');
+  let size = 0;
+  for await (const chunk of createReadStream(file)) {
+    hash.update(chunk as Buffer);
+    size += (chunk as Buffer).length;
+  }
+  return { sha256: hash.digest('hex'), size };
 }
 
 /** Thrown mid-stream when the upload passes a plan limit; the temp file is removed. */
@@ -42,8 +61,10 @@ export class DocumentsService {
     this.tmpDir = path.join(dataDir, 'documents', '.incoming');
   }
 
+  /** Where the bytes to index are: Hearth's stored copy, or for a connector the file in place. */
   storagePathOf(document: DocumentRow): string | null {
-    return document.storage_path ? path.join(this.storeDir, path.basename(document.storage_path)) : null;
+    if (document.storage_path) return path.join(this.storeDir, path.basename(document.storage_path));
+    return document.source_type === 'connector' ? document.source_path : null;
   }
 
   async upload(file: Readable, filename: string, uploadedBy: string): Promise<DocumentRow> {
@@ -118,6 +139,55 @@ export class DocumentsService {
       indexed_at: null,
     });
     return (await this.repository.findById(id))!;
+  }
+
+  /**
+   * Registers a file of a connector or integration. Unchanged content (same sha256 at the same source
+   * path) is a no-op; new or changed content is stored (a copy for integrations; connectors are read
+   * in place) and queued. Returns null for a type Hearth does not index or the plan does not allow.
+   */
+  async upsertFromSource(input: SourceFile): Promise<{ document: DocumentRow; changed: boolean } | { skipped: string }> {
+    const detected = await detectFileTypeOfFile(input.filePath, input.filename);
+    if (!detected || (OCR_FILE_TYPES.has(detected.fileType) && !this.ocrEnabled)) return { skipped: 'unsupported file type' };
+    if (!tierAtLeast(this.entitlement.tier(), TIER_FOR_TYPE[detected.fileType])) return { skipped: `${detected.fileType} needs the ${TIER_FOR_TYPE[detected.fileType]} plan` };
+    const { sha256, size } = await hashFile(input.filePath);
+    const existing = await this.repository.findBySource(input.sourceType, input.sourceId, input.sourcePath);
+    if (existing && existing.sha256 === sha256 && existing.status !== 'failed') return { document: existing, changed: false };
+
+    const limits = this.entitlement.limits();
+    if (size > limits.file_size_bytes) return { skipped: `larger than the plan's ${limits.file_size_bytes} bytes per file` };
+    const usage = await this.repository.usage();
+    if (!existing && usage.documents >= limits.documents) return { skipped: 'the plan’s document count is reached' };
+    if (usage.storage_bytes - (existing?.size_bytes ?? 0) + size > limits.storage_bytes) return { skipped: 'the plan’s storage is used up' };
+
+    const id = existing?.id ?? randomUUID();
+    let storagePath: string | null = null;
+    if (input.keepCopy) {
+      const storedName = `${id}.${detected.fileType}`;
+      await mkdir(this.storeDir, { recursive: true, mode: 0o700 });
+      await copyFile(input.filePath, path.join(this.storeDir, storedName));
+      storagePath = path.join('documents', storedName);
+    }
+    const now = clock.now();
+    const fields = {
+      filename: sanitiseFilename(input.filename),
+      file_type: detected.fileType,
+      mime_type: detected.mime,
+      size_bytes: size,
+      sha256,
+      storage_path: storagePath,
+      status: 'queued' as const,
+      error: null,
+      updated_at: now,
+    };
+    if (existing) await this.repository.update(id, fields);
+    else {
+      await this.repository.insert({
+        id, ...fields, source_type: input.sourceType, source_id: input.sourceId, source_path: input.sourcePath,
+        page_count: null, chunk_count: 0, metadata: '{}', groups: '["everyone"]', uploaded_by: null, created_at: now, indexed_at: null,
+      });
+    }
+    return { document: (await this.repository.findById(id))!, changed: true };
   }
 
   /** Removes documents, returning the deleted rows and the vector labels to free; stored files are deleted after the rows. */
