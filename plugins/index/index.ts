@@ -24,8 +24,16 @@ export default fp(
 
     let problem: string | null = null;
     try {
-      const embedder = await loadEmbedder({ modelDir: app.config.modelDir, device: app.config.embedDevice, log: app.log });
-      if (embedder) await service.open(embedder);
+      const load = (id?: string) => loadEmbedder({ modelDir: app.config.modelDir, device: app.config.embedDevice, log: app.log, ...(id ? { id } : {}) });
+      const embedder = await load();
+      // A previous model is reused only if its files are exactly those its vectors came from.
+      const previous = async (modelId: string) => {
+        const candidate = await load(modelId.split('@')[0]);
+        if (candidate?.modelId === modelId) return candidate;
+        await candidate?.close();
+        return null;
+      };
+      if (embedder) await service.open(embedder, previous);
       else app.log.warn('no embedding model installed in MODEL_DIR: search runs on keywords only (npm run models -- pull, or import)');
     } catch (error) {
       // A broken or tampered model must not keep the service down: keyword search still works.
@@ -44,7 +52,7 @@ export default fp(
     });
 
     app.addHook('onReady', async () => {
-      await service.embedPending();
+      await service.catchUp();
     });
     app.addHook('onClose', async () => {
       await searchIndex.vectors()?.save();

@@ -54,15 +54,47 @@ export class IndexService {
     this.dir = path.join(dataDir, 'index');
   }
 
-  /** At boot: opens this model's index, drops vectors without a chunk, forgets chunks whose vector was lost. */
-  async open(embedder: Embedder): Promise<void> {
+  /**
+   * At boot: opens this model's index, drops vectors without a chunk, forgets chunks whose vector
+   * was lost. When the active model changed and the previous one is still installed, search keeps
+   * using the previous model and index while a background job builds the new one.
+   */
+  async open(embedder: Embedder, loadPrevious: (modelId: string) => Promise<Embedder | null>): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    this.pointer = await this.readPointer();
-    if (this.pointer?.model_id !== embedder.modelId) this.pointer = { model_id: embedder.modelId, base: `${safeName(embedder.modelId)}.hnsw`, rebuilt_at: null };
-    const vectors = await openVectorIndex({ file: path.join(this.dir, this.pointer.base), dimension: embedder.dimension, modelId: embedder.modelId });
+    const previous = await this.readPointer();
+    if (previous && previous.model_id !== embedder.modelId) {
+      const previousEmbedder = await loadPrevious(previous.model_id).catch(() => null);
+      if (previousEmbedder) {
+        this.pointer = previous;
+        await this.serve(previousEmbedder, previous.base);
+        this.log.warn({ from: previous.model_id, to: embedder.modelId }, 'embedding model changed: rebuilding the vector index in the background; search uses the previous model meanwhile');
+        this.switchTo = embedder;
+        return;
+      }
+      await this.removeFiles(previous.base);
+    }
+    this.pointer = previous?.model_id === embedder.modelId ? previous : { model_id: embedder.modelId, base: `${safeName(embedder.modelId)}.hnsw`, rebuilt_at: null };
+    await this.serve(embedder, this.pointer.base);
+    await this.writePointer(this.pointer);
+  }
+
+  /** Set while a model change waits for its rebuild (started once the app is ready). */
+  private switchTo: Embedder | null = null;
+
+  private async serve(embedder: Embedder, base: string): Promise<void> {
+    const vectors = await openVectorIndex({ file: path.join(this.dir, base), dimension: embedder.dimension, modelId: embedder.modelId });
     await this.reconcile(vectors, embedder.modelId);
     this.searchIndex.swap({ embedder, vectors });
-    await this.writePointer(this.pointer);
+  }
+
+  /** After boot: the pending model switch's rebuild, or the embedding of chunks that have no vector yet. */
+  async catchUp(): Promise<Job | undefined> {
+    if (this.switchTo) {
+      const next = this.switchTo;
+      this.switchTo = null;
+      return this.rebuild(next);
+    }
+    return this.embedPending();
   }
 
   private async reconcile(vectors: VectorIndex, modelId: string): Promise<void> {
@@ -88,24 +120,32 @@ export class IndexService {
   }
 
   /** Rebuilds every vector from SQLite into a new file; the old index answers until the new one is complete. */
-  rebuild(): Promise<Job> {
+  rebuild(target?: Embedder): Promise<Job> {
     return this.jobs.enqueue('index.rebuild', async (context) => {
-      const embedder = this.searchIndex.embedder();
+      const embedder = target ?? this.searchIndex.embedder();
       if (!embedder) return;
       const base = `${safeName(embedder.modelId)}-${clock.now()}.hnsw`;
       const fresh = await openVectorIndex({ file: path.join(this.dir, base), dimension: embedder.dimension, modelId: embedder.modelId });
-      await this.embedInto(fresh, embedder, context, true);
-      await fresh.save();
+      const last = await this.embedInto(fresh, embedder, context, true);
+      await this.chunks.markEmbeddedUpTo(last, embedder.modelId);
+      // Documents deleted while the rebuild ran leave vectors behind in the new index: drop them.
+      await this.reconcile(fresh, embedder.modelId);
       const previous = this.pointer;
       this.pointer = { model_id: embedder.modelId, base, rebuilt_at: clock.iso() };
       await this.writePointer(this.pointer);
-      this.searchIndex.swap({ embedder, vectors: fresh });
+      const replaced = this.searchIndex.swap({ embedder, vectors: fresh });
+      if (replaced && replaced.embedder !== embedder) await replaced.embedder.close();
       if (previous && previous.base !== base) await this.removeFiles(previous.base);
+      // Chunks ingested while the rebuild ran were embedded by the previous model: catch them up.
+      await this.embedPending();
     });
   }
 
-  /** Walks chunks in rowid order (all of them for a rebuild, else those pending) and adds their vectors. */
-  private async embedInto(vectors: VectorIndex, embedder: Embedder, context: JobContext, everything = false): Promise<void> {
+  /**
+   * Walks chunks in rowid order (all of them for a rebuild, else those pending) and adds their vectors.
+   * A rebuild records the new model on the chunks only once the new index is complete (see rebuild).
+   */
+  private async embedInto(vectors: VectorIndex, embedder: Embedder, context: JobContext, everything = false): Promise<number> {
     const total = everything ? await this.chunks.count() : undefined;
     let after = 0;
     let done = 0;
@@ -115,12 +155,13 @@ export class IndexService {
       if (page.length === 0) break;
       const rowids = page.map((chunk) => chunk.rowid);
       vectors.add(rowids, await embedder.embed(page.map((chunk) => chunk.text)));
-      await this.chunks.markEmbedded(rowids, embedder.modelId);
+      if (!everything) await this.chunks.markEmbedded(rowids, embedder.modelId);
       after = rowids[rowids.length - 1];
       done += page.length;
       await context.progress(done, total ?? done);
     }
     await vectors.save();
+    return after;
   }
 
   async stats(): Promise<IndexStats> {

@@ -39,6 +39,11 @@ export class ChunksRepository {
     await this.db.updateTable('chunks').set({ embedded_with: modelId }).where('rowid', 'in', rowids).execute();
   }
 
+  /** After a full rebuild: every chunk up to the last one walked has a vector of this model. */
+  async markEmbeddedUpTo(lastRowid: number, modelId: string): Promise<void> {
+    await this.db.updateTable('chunks').set({ embedded_with: modelId }).where('rowid', '<=', lastRowid).execute();
+  }
+
   /** Chunks not yet embedded with this model, oldest first, in pages (rebuilds and repairs walk them). */
   async pendingFor(modelId: string, afterRowid: number, limit: number): Promise<Array<{ rowid: number; text: string }>> {
     return this.db
