@@ -13,6 +13,8 @@ import jobs from './jobs/index.js';
 import searchIndex from './index/index.js';
 import documents from './documents/index.js';
 import ingestion from './ingestion/index.js';
+import connectors from './connectors/index.js';
+import integrations from './integrations/index.js';
 import retrieval from './retrieval/index.js';
 import apiDocs from './api-docs/index.js';
 
@@ -32,6 +34,8 @@ export const featurePlugins: FastifyPluginAsync[] = [
   searchIndex,
   documents,
   ingestion,
+  connectors,
+  integrations,
   retrieval,
   apiDocs,
 ];

@@ -1,13 +1,11 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD } from '../core/config.js';
+import { cleanupServices, ensureBuilt, exitWithin, listening, startService, tempDir, waitFor } from './fixtures/service-process.js';
 
 /**
  * The built service as a real process: `node dist/server.js`, real sockets, real signals.
@@ -15,127 +13,12 @@ import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD } from '../core/config.js';
  * (config errors, quick-start secrets, listen, graceful shutdown) works as shipped.
  */
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SERVER = path.join(ROOT, 'dist', 'server.js');
-const SOURCE_DIRS = ['core', 'plugins', 'native', 'scripts'];
-const BUILD_INPUTS = ['package.json', 'tsup.config.ts'];
-
-const children = new Set<ChildProcess>();
-const tempDirs: string[] = [];
-
-/** Newest modification time among the build's inputs (sources, not tests). */
-function newestSourceMtime(): number {
-  let newest = 0;
-  const visit = (dir: string) => {
-    if (!existsSync(dir)) return;
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) visit(full);
-      else if (/\.(ts|js|json)$/.test(entry.name) && !/\.spec\.ts$/.test(entry.name)) newest = Math.max(newest, statSync(full).mtimeMs);
-    }
-  };
-  for (const dir of SOURCE_DIRS) visit(path.join(ROOT, dir));
-  for (const file of BUILD_INPUTS) newest = Math.max(newest, statSync(path.join(ROOT, file)).mtimeMs);
-  return newest;
-}
-
-/** `npm test` builds before vitest; a lone `vitest run` of this file rebuilds only when dist is stale. */
-function ensureBuilt(): void {
-  if (existsSync(SERVER) && statSync(SERVER).mtimeMs >= newestSourceMtime()) return;
-  const result = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
-  if (result.status !== 0 || !existsSync(SERVER)) {
-    throw new Error(`npm run build failed (${result.status ?? result.signal}):\n${result.stdout}\n${result.stderr}`.slice(-4000));
-  }
-}
-
-function tempDir(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'hearth-process-'));
-  tempDirs.push(dir);
-  return dir;
-}
-
-interface Service {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  /** stdout parsed as pino JSON lines (anything else is skipped). */
-  logs: () => Array<Record<string, unknown>>;
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-/** Starts `node dist/server.js` with only the given variables (plus PATH/HOME), so the caller's shell cannot leak secrets in. */
-function startService(env: Record<string, string>): Service {
-  const base: Record<string, string> = {};
-  for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[name]) base[name] = process.env[name]!;
-  const child = spawn(process.execPath, [SERVER], { cwd: ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let out = '';
-  let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once('close', (code, signal) => {
-      children.delete(child);
-      resolve({ code, signal });
-    });
-  });
-  return {
-    child,
-    stdout: () => out,
-    stderr: () => err,
-    logs: () =>
-      out.split('\n').flatMap((line) => {
-        if (!line.trim()) return [];
-        try {
-          return [JSON.parse(line) as Record<string, unknown>];
-        } catch {
-          return [];
-        }
-      }),
-    exit,
-  };
-}
-
-async function waitFor<T>(what: string, service: Service, probe: () => T | undefined | false, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (service.child.exitCode !== null || service.child.signalCode !== null) {
-      throw new Error(`service exited (${service.child.exitCode ?? service.child.signalCode}) before ${what}\nstdout:\n${service.stdout()}\nstderr:\n${service.stderr()}`);
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\nstdout:\n${service.stdout()}\nstderr:\n${service.stderr()}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-/** Resolves with the exit status, or rejects if the process is still alive after timeoutMs. */
-async function exitWithin(service: Service, timeoutMs: number) {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`still running after ${timeoutMs} ms\nstdout:\n${service.stdout()}\nstderr:\n${service.stderr()}`)), timeoutMs);
-  });
-  try {
-    return await Promise.race([service.exit, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-async function listening(service: Service): Promise<string> {
-  return waitFor('the listening line', service, () => {
-    const line = service.logs().find((entry) => typeof entry.msg === 'string' && entry.msg.startsWith('Server listening at '));
-    return line ? (line.msg as string).replace('Server listening at ', '') : undefined;
-  });
-}
-
 beforeAll(() => {
   ensureBuilt();
 }, 180_000);
 
 afterAll(() => {
-  for (const child of children) child.kill('SIGKILL');
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  cleanupServices();
 });
 
 describe('node dist/server.js', () => {

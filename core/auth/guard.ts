@@ -103,11 +103,36 @@ export const guard = fp(
 
     const annotated = new WeakSet<RouteOptions>();
 
+    const BEARER = /^Bearer\s+(\S+)$/i;
+
+    /** The check of one declared access: the bearer token, its user, the tier, then the role. */
+    const enforce = async (request: FastifyRequest, access: Access): Promise<void> => {
+      if ('public' in access) return;
+      const token = request.headers.authorization?.match(BEARER)?.[1];
+      if (!token) throw unauthorized();
+      const principal = await app.identity.resolve(app.tokens.check(token, 'access'));
+      request.principal = principal;
+      if (access.tier) requireTier(app.entitlement, access.tier);
+      if (!roleAtLeast(principal.role, access.role)) {
+        throw forbidden('role_required', `This action needs the ${access.role} role or higher`);
+      }
+    };
+
     app.addHook('onRoute', (route) => {
       routes.push(route);
+      const declared = route.config?.access;
+      // The route's own first hook, bound to its declaration; access set by a later onRoute hook is read per request.
+      const check = declared
+        ? (request: FastifyRequest) => enforce(request, declared)
+        : async (request: FastifyRequest) => {
+            const access = request.routeOptions.config.access;
+            if (!access) throw forbidden('access_undeclared', 'This route is not available');
+            return enforce(request, access);
+          };
+      route.onRequest = [check, ...[route.onRequest ?? []].flat()];
       // Annotating now lets Fastify compile the error responses; access set by a later onRoute hook is annotated at onReady.
-      if (route.config?.access) {
-        annotate(route, route.config.access);
+      if (declared) {
+        annotate(route, declared);
         annotated.add(route);
       }
     });
@@ -119,24 +144,6 @@ export const guard = fp(
         else if (!annotated.has(route)) annotate(route, access);
       }
       if (undeclared.length) throw new Error(`routes without config.access: ${undeclared.join(', ')}`);
-    });
-
-    app.addHook('onRequest', async (request) => {
-      if (request.is404) return;
-      const access = request.routeOptions.config.access;
-      if (!access) throw forbidden('access_undeclared', 'This route is not available');
-      if ('public' in access) return;
-
-      const header = request.headers.authorization;
-      if (!header || !/^Bearer\s+\S+$/i.test(header)) throw unauthorized();
-      const claims = app.tokens.check(header.replace(/^Bearer\s+/i, ''), 'access');
-      const principal = await app.identity.resolve(claims);
-      request.principal = principal;
-
-      if (access.tier) requireTier(app.entitlement, access.tier);
-      if (!roleAtLeast(principal.role, access.role)) {
-        throw forbidden('role_required', `This action needs the ${access.role} role or higher`);
-      }
     });
   },
   { name: 'hearth-guard', dependencies: ['hearth-errors'] },

@@ -194,7 +194,8 @@ export class DocumentsService {
   async delete(ids: string[]): Promise<{ deleted: DocumentRow[]; chunkRowids: number[] }> {
     const result = await this.repository.delete(ids);
     await Promise.all(result.deleted.map((document) => {
-      const file = this.storagePathOf(document);
+      // Only Hearth's own copy: a connector's file is the user's original, read in place, never deleted.
+      const file = document.storage_path ? this.storagePathOf(document) : null;
       return file ? rm(file, { force: true }) : undefined;
     }));
     return result;

@@ -7,7 +7,7 @@ import type { JobContext, JobRunner } from '../../core/jobs/runner.js';
 import type { Embedder } from '../../native/embeddings/embedder.js';
 import { openVectorIndex } from '../../native/vector-index/hnsw-index.js';
 import type { VectorIndex } from '../../native/vector-index/vector-index.js';
-import type { ChunksRepository } from '../ingestion/chunks-repository.js';
+import { type ChunksRepository, dropVanished } from '../ingestion/chunks-repository.js';
 import type { SearchIndex } from './search-index.js';
 
 const EMBED_PAGE = 256;
@@ -155,7 +155,7 @@ export class IndexService {
       if (page.length === 0) break;
       const rowids = page.map((chunk) => chunk.rowid);
       vectors.add(rowids, await embedder.embed(page.map((chunk) => chunk.text)));
-      if (!everything) await this.chunks.markEmbedded(rowids, embedder.modelId);
+      if (!everything) dropVanished(vectors, rowids, await this.chunks.markEmbedded(rowids, embedder.modelId));
       after = rowids[rowids.length - 1];
       done += page.length;
       await context.progress(done, total ?? done);

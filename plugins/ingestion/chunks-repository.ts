@@ -1,8 +1,12 @@
 import type { Insertable } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import type { ChunksTable } from '../../core/db/documents-schema.js';
+import type { VectorIndex } from '../../native/vector-index/vector-index.js';
 
 export type NewChunk = Omit<Insertable<ChunksTable>, 'rowid'>;
+
+/** 13 columns a row: 500 rows bind 6,500 parameters (SQLite allows 32,766). */
+const INSERT_ROWS_PER_STATEMENT = 500;
 
 /** Chunk rows of the ingestion pipeline: the source of truth the vector index is rebuilt from. */
 export class ChunksRepository {
@@ -21,22 +25,35 @@ export class ChunksRepository {
     });
   }
 
-  /** Inserts one batch in one transaction; returns the rowids in input order. */
+  /**
+   * Inserts one batch in one transaction, a multi-row INSERT per 500 rows (well under SQLite's
+   * bound-parameter limit); returns the rowids in input order (RETURNING's order is unspecified,
+   * so they are matched by chunk id).
+   */
   async insertBatch(chunks: NewChunk[]): Promise<number[]> {
     if (chunks.length === 0) return [];
     return this.db.transaction().execute(async (trx) => {
-      const rowids: number[] = [];
-      for (const chunk of chunks) {
-        const row = await trx.insertInto('chunks').values(chunk).returning('rowid').executeTakeFirstOrThrow();
-        rowids.push(row.rowid);
+      const rowidOf = new Map<string, number>();
+      for (let i = 0; i < chunks.length; i += INSERT_ROWS_PER_STATEMENT) {
+        const rows = await trx.insertInto('chunks').values(chunks.slice(i, i + INSERT_ROWS_PER_STATEMENT)).returning(['rowid', 'id']).execute();
+        for (const row of rows) rowidOf.set(row.id, row.rowid);
       }
-      return rowids;
+      return chunks.map((chunk) => rowidOf.get(chunk.id)!);
     });
   }
 
-  async markEmbedded(rowids: number[], modelId: string): Promise<void> {
-    if (rowids.length === 0) return;
-    await this.db.updateTable('chunks').set({ embedded_with: modelId }).where('rowid', 'in', rowids).execute();
+  /**
+   * Records the model on chunks whose vectors were just added, and returns the rowids that still
+   * exist. Call it after VectorIndex.add: a chunk deleted meanwhile (its document deleted, or an
+   * interrupted document discarded at boot) is missing from the result, and its vector must go.
+   */
+  async markEmbedded(rowids: number[], modelId: string): Promise<number[]> {
+    const kept: number[] = [];
+    for (let i = 0; i < rowids.length; i += 500) {
+      const rows = await this.db.updateTable('chunks').set({ embedded_with: modelId }).where('rowid', 'in', rowids.slice(i, i + 500)).returning('rowid').execute();
+      for (const row of rows) kept.push(row.rowid);
+    }
+    return kept;
   }
 
   /** After a full rebuild: every chunk up to the last one walked has a vector of this model. */
@@ -86,4 +103,14 @@ export class ChunksRepository {
     const row = await this.db.selectFrom('chunks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     return Number(row.n);
   }
+}
+
+/**
+ * A vector added for a chunk deleted while it was being embedded (the chunk gone before the add, so
+ * the deleter's remove came too early) would stay in the index with no chunk: remove it again.
+ */
+export function dropVanished(vectors: VectorIndex, added: number[], kept: number[]): void {
+  if (kept.length === added.length) return;
+  const still = new Set(kept);
+  vectors.remove(added.filter((rowid) => !still.has(rowid)));
 }

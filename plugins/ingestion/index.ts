@@ -26,6 +26,7 @@ export default fp(
     });
     app.addHook('onClose', async () => {
       await app.jobs.close();
+      await pipeline.saveVectors();
       await pool.close();
     });
   },

@@ -41,26 +41,74 @@ function minMax(list: Scored[]): (item: Scored) => number {
 /** Word-set Jaccard at or above which two chunks count as the same text (a file uploaded twice, a repeated boilerplate block). */
 export const NEAR_DUPLICATE_JACCARD = 0.9;
 
+/** What near-duplicate detection compares: a hash of the word sequence (case and punctuation ignored) and the sorted hashes of its distinct words. */
+export interface TextSignature {
+  sequence: number;
+  words: Uint32Array;
+}
+
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+
+/** One pass of FNV-1a over the lower-cased words: no strings are built, so it costs a few µs per chunk. */
+export function textSignature(text: string): TextSignature {
+  const lower = text.toLowerCase();
+  const words: number[] = [];
+  let sequence = 0x811c9dc5;
+  let word = 0x811c9dc5;
+  let inWord = false;
+  for (let i = 0; i <= lower.length; i++) {
+    const code = i < lower.length ? lower.charCodeAt(i) : 32;
+    const isWordChar = (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || (code > 127 && WORD_CHAR.test(lower[i]));
+    if (isWordChar) {
+      word = Math.imul(word ^ code, 0x01000193);
+      inWord = true;
+    } else if (inWord) {
+      words.push(word >>> 0);
+      sequence = Math.imul(sequence ^ word, 0x01000193);
+      word = 0x811c9dc5;
+      inWord = false;
+    }
+  }
+  const sorted = Uint32Array.from(words).sort();
+  let unique = 0;
+  for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) sorted[unique++] = sorted[i];
+  return { sequence: sequence >>> 0, words: sorted.subarray(0, unique) };
+}
+
 /**
- * Keeps the first (best) of each group of near-identical texts, up to `limit` items. Only texts of
- * similar length are compared, so the pairwise check stays cheap.
+ * Keeps the first (best) of each group of near-identical texts, up to `limit` items. Texts of
+ * very different sizes are never compared word by word, so the pairwise check stays cheap.
  */
-export function dropNearDuplicates<T>(items: T[], textOf: (item: T) => string, limit: number): T[] {
-  const kept: Array<{ item: T; normalized: string; words: Set<string> }> = [];
+export function dropNearDuplicates<T>(items: T[], signatureOf: (item: T) => TextSignature, limit: number): T[] {
+  const kept: Array<{ item: T; signature: TextSignature }> = [];
   for (const item of items) {
     if (kept.length >= limit) break;
-    const normalized = textOf(item).toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
-    const words = new Set(normalized.split(' '));
-    const duplicate = kept.some((other) => other.normalized === normalized || jaccardAtLeast(words, other.words, NEAR_DUPLICATE_JACCARD));
-    if (!duplicate) kept.push({ item, normalized, words });
+    const signature = signatureOf(item);
+    const duplicate = kept.some(({ signature: other }) => other.sequence === signature.sequence || jaccardAtLeast(signature.words, other.words, NEAR_DUPLICATE_JACCARD));
+    if (!duplicate) kept.push({ item, signature });
   }
   return kept.map(({ item }) => item);
 }
 
-function jaccardAtLeast(a: Set<string>, b: Set<string>, threshold: number): boolean {
-  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
-  if (small.size < threshold * large.size) return false; // |A∩B|/|A∪B| ≤ |small|/|large|
-  let shared = 0;
-  for (const word of small) if (large.has(word)) shared++;
-  return shared / (a.size + b.size - shared) >= threshold;
+const SKETCH = 16;
+
+/** Jaccard of two sorted sets of word hashes, by merging them; most pairs are ruled out by their 16 smallest hashes first. */
+function jaccardAtLeast(a: Uint32Array, b: Uint32Array, threshold: number): boolean {
+  if (Math.min(a.length, b.length) < threshold * Math.max(a.length, b.length)) return false; // |A∩B|/|A∪B| ≤ |small|/|large|
+  // Bottom-k MinHash: the share of the union's k smallest hashes found in both estimates the Jaccard.
+  // Below half, a pair at the threshold is ruled out by mistake with probability < 1e-4 (binomial, k = 16, p = 0.9).
+  if (a.length > SKETCH && b.length > SKETCH && shared(a, b, SKETCH) < SKETCH / 2) return false;
+  const common = shared(a, b, Infinity);
+  return common / (a.length + b.length - common) >= threshold;
+}
+
+/** Hashes present in both among the union's `limit` smallest. */
+function shared(a: Uint32Array, b: Uint32Array, limit: number): number {
+  let count = 0;
+  for (let i = 0, j = 0, seen = 0; i < a.length && j < b.length && seen < limit; seen++) {
+    if (a[i] === b[j]) count++, i++, j++;
+    else if (a[i] < b[j]) i++;
+    else j++;
+  }
+  return count;
 }

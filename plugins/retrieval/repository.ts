@@ -48,16 +48,17 @@ export class RetrievalRepository {
     return rows.map((row) => ({ rowid: row.rowid, score: -row.rank }));
   }
 
-  /** The chunks of these rowids that may be returned: their document is indexed and passes the filters. */
+  /** The chunks of these rowids that may be returned: their document is indexed and passes the filters. CROSS JOIN keeps the rowid list as the outer loop (else SQLite scans every indexed document's chunks). */
   async chunksByRowid(rowids: number[], filters: SearchFilters = {}): Promise<ChunkHit[]> {
     if (!rowids.length) return [];
     const documentIds = filters.document_ids ? JSON.stringify(filters.document_ids) : null;
     const groups = filters.groups ? JSON.stringify(filters.groups) : null;
     const { rows } = await sql<ChunkHit>`
       select c.rowid as rowid, c.id as chunk_id, c.document_id, d.filename, c.page, c.heading, c.text
-      from chunks c join documents d on d.id = c.document_id
-      where c.rowid in (select value from json_each(${JSON.stringify(rowids)}))
-        and d.status = 'indexed'
+      from json_each(${JSON.stringify(rowids)}) wanted
+      cross join chunks c on c.rowid = wanted.value
+      cross join documents d on d.id = c.document_id
+      where d.status = 'indexed'
         and (${documentIds} is null or d.id in (select value from json_each(${documentIds})))
         and (${groups} is null or exists (select 1 from json_each(d.groups) g where g.value in (select value from json_each(${groups}))))`.execute(this.db);
     return rows;

@@ -1,7 +1,7 @@
 import { conflict } from '../../core/errors.js';
 import type { Embedder } from '../../native/embeddings/embedder.js';
 import type { VectorIndex } from '../../native/vector-index/vector-index.js';
-import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, dropNearDuplicates, fuse, type FusionMethod, type FusionSettings, type Scored } from './fusion.js';
+import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, dropNearDuplicates, fuse, textSignature, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery } from './keyword-query.js';
 import type { ChunkHit, RetrievalRepository, SearchFilters } from './repository.js';
 
@@ -80,30 +80,44 @@ export class RetrievalService {
     const n = candidatesPerSide(k);
 
     const hits = new Map<number, ChunkHit>();
-    const [vector, keyword] = await Promise.all([
-      modeUsed !== 'keyword' && !('unavailable' in side) ? this.vectorCandidates(side, request.query, n, filters, hits) : [],
-      modeUsed !== 'vector' ? this.keywordCandidates(request.query, n, filters, hits) : [],
-    ]);
-    const weights = modeUsed === 'hybrid' ? this.fusion.weights : { vector: modeUsed === 'vector' ? 1 : 0, keyword: modeUsed === 'keyword' ? 1 : 0 };
+    const signatures = new Map<number, TextSignature>();
+    const signatureOf = (item: Scored) => {
+      let signature = signatures.get(item.rowid);
+      if (!signature) signatures.set(item.rowid, (signature = textSignature(hits.get(item.rowid)!.text)));
+      return signature;
+    };
+    // Deduplicated per side too, so that copies do not push distinct chunks down a side's ranking.
+    const [vector, keyword] = (
+      await Promise.all([
+        modeUsed !== 'keyword' && !('unavailable' in side) ? this.vectorCandidates(side, request.query, n, filters, hits) : [],
+        modeUsed !== 'vector' ? this.keywordCandidates(request.query, n, filters, hits) : [],
+      ])
+    ).map((list) => dropNearDuplicates(list, signatureOf, n));
     const ranked = modeUsed === 'hybrid' ? fuse(vector, keyword, this.fusion) : modeUsed === 'vector' ? vector : keyword;
-    const unique = dropNearDuplicates(ranked, (item) => hits.get(item.rowid)!.text, k);
+    const unique = dropNearDuplicates(ranked, signatureOf, k);
 
     return {
       results: unique.map((item, index) => toResult(hits.get(item.rowid)!, index + 1, item.score)),
-      retrieval_settings: {
-        k,
-        mode,
-        mode_used: modeUsed,
-        ...('unavailable' in side && mode === 'hybrid' ? { reason: side.unavailable } : {}),
-        fusion: modeUsed === 'hybrid' ? this.fusion.method : 'none',
-        score: modeUsed === 'hybrid' ? this.fusion.method : modeUsed === 'vector' ? 'cosine' : 'bm25',
-        ...(modeUsed === 'hybrid' && this.fusion.method === 'rrf' ? { rrf_k: this.fusion.rrfK } : {}),
-        weights,
-        candidates: { vector: modeUsed === 'keyword' ? 0 : n, keyword: modeUsed === 'vector' ? 0 : n },
-        near_duplicate_jaccard: NEAR_DUPLICATE_JACCARD,
-        filters,
-        model_id: 'unavailable' in side ? null : side.embedder.modelId,
-      },
+      retrieval_settings: this.settings({ k, mode, modeUsed, n, filters, side }),
+    };
+  }
+
+  private settings(run: { k: number; mode: SearchMode; modeUsed: SearchMode; n: number; filters: SearchFilters; side: VectorSide }): RetrievalSettings {
+    const { k, mode, modeUsed, n, filters, side } = run;
+    const hybrid = modeUsed === 'hybrid';
+    return {
+      k,
+      mode,
+      mode_used: modeUsed,
+      ...('unavailable' in side && mode === 'hybrid' ? { reason: side.unavailable } : {}),
+      fusion: hybrid ? this.fusion.method : 'none',
+      score: hybrid ? this.fusion.method : modeUsed === 'vector' ? 'cosine' : 'bm25',
+      ...(hybrid && this.fusion.method === 'rrf' ? { rrf_k: this.fusion.rrfK } : {}),
+      weights: hybrid ? this.fusion.weights : { vector: modeUsed === 'vector' ? 1 : 0, keyword: modeUsed === 'keyword' ? 1 : 0 },
+      candidates: { vector: modeUsed === 'keyword' ? 0 : n, keyword: modeUsed === 'vector' ? 0 : n },
+      near_duplicate_jaccard: NEAR_DUPLICATE_JACCARD,
+      filters,
+      model_id: 'unavailable' in side || modeUsed === 'keyword' ? null : side.embedder.modelId,
     };
   }
 
@@ -137,7 +151,7 @@ export class RetrievalService {
 
   /** The first n candidates whose chunks may be returned; fetches deeper while filters hide too many. */
   private async visible(fetch: (limit: number) => Promise<Scored[]>, n: number, filters: SearchFilters, hits: Map<number, ChunkHit>): Promise<Scored[]> {
-    for (let limit = 2 * n; ; limit *= 4) {
+    for (let limit = n; ; limit *= 4) {
       const raw = await fetch(limit);
       const found = await this.repository.chunksByRowid(raw.map((item) => item.rowid), filters);
       for (const hit of found) hits.set(hit.rowid, hit);

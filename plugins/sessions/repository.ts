@@ -1,4 +1,5 @@
 import type { Db } from '../../core/db/database.js';
+import { prepared } from '../../core/db/prepared.js';
 
 export interface SessionPrincipalRow {
   id: string;
@@ -11,35 +12,32 @@ export interface SessionPrincipalRow {
 }
 
 export class SessionsRepository {
-  /**
-   * The user behind a token and the state of its session, in one query (the hot path of every
-   * request). Compiled once by the dialect in use and run with fresh parameters: building the
-   * query anew each time cost more than running it.
-   */
+  /** The user behind a token and the state of its session, in one query (the hot path of every request). */
   private readonly principalQuery;
 
   constructor(private readonly db: Db) {
-    this.principalQuery = db
-      .selectFrom('users')
-      .innerJoin('auth_sessions', 'auth_sessions.user_id', 'users.id')
-      .select(['users.id', 'users.username', 'users.role', 'users.email', 'users.groups', 'users.tokens_valid_after'])
-      .select('auth_sessions.revoked_at as session_revoked_at')
-      .where('users.id', '=', '$userId')
-      .where('auth_sessions.id', '=', '$sessionId')
-      .compile();
+    this.principalQuery = prepared<SessionPrincipalRow, { userId: string; sessionId: string }>(
+      db as never,
+      db
+        .selectFrom('users')
+        .innerJoin('auth_sessions', 'auth_sessions.user_id', 'users.id')
+        .select(['users.id', 'users.username', 'users.role', 'users.email', 'users.groups', 'users.tokens_valid_after'])
+        .select('auth_sessions.revoked_at as session_revoked_at')
+        .where('users.id', '=', '$userId')
+        .where('auth_sessions.id', '=', '$sessionId')
+        .compile(),
+    );
   }
 
+  async principal(userId: string, sessionId: string): Promise<SessionPrincipalRow | undefined> {
+    return (await this.principalQuery({ userId, sessionId }))[0];
+  }
 
   async create(session: { id: string; user_id: string; refresh_jti: string; now: number }): Promise<void> {
     await this.db
       .insertInto('auth_sessions')
       .values({ id: session.id, user_id: session.user_id, refresh_jti: session.refresh_jti, created_at: session.now, last_used_at: session.now, revoked_at: null })
       .execute();
-  }
-
-  async principal(userId: string, sessionId: string): Promise<SessionPrincipalRow | undefined> {
-    const result = await this.db.executeQuery<SessionPrincipalRow>({ ...this.principalQuery, parameters: [userId, sessionId] });
-    return result.rows[0];
   }
 
   /** Compare-and-swap: only the holder of the current refresh token can rotate it. */

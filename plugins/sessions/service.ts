@@ -18,6 +18,15 @@ export const LIFETIME_KEYS = {
 /** Global revocation watermark: tokens issued before it are refused. */
 const GLOBAL_WATERMARK_KEY = 'TOKENS_VALID_AFTER';
 
+const PRINCIPAL_CACHE_MS = 1000;
+const PRINCIPAL_CACHE_SIZE = 10_000;
+
+interface CachedPrincipal {
+  principal: Principal;
+  tokensValidAfter: number;
+  expiresAt: number;
+}
+
 export interface TokenPair {
   access_token: string;
   refresh_token: string;
@@ -30,6 +39,8 @@ export interface TokenPair {
  * and revocation watermarks that survive a restart. It is also the guard's identity resolver.
  */
 export class SessionService implements IdentityResolver {
+  private readonly principals = new Map<string, CachedPrincipal>();
+
   constructor(
     private readonly repository: SessionsRepository,
     private readonly users: UsersRepository,
@@ -65,30 +76,54 @@ export class SessionService implements IdentityResolver {
     if (!(await this.repository.rotate(claims.sid, claims.jti, nextJti, clock.now()))) {
       // A spent refresh token came back: someone holds a copy. End the whole session.
       await this.repository.revoke(claims.sid, clock.now());
+      this.forget(claims.sub);
       throw unauthorized('Refresh token already used; the session has been ended');
     }
     return this.pair(principal, claims.sid, nextJti);
   }
 
   async resolve(claims: TokenClaims): Promise<Principal> {
-    const row = await this.repository.principal(claims.sub, claims.sid);
-    if (!row || row.session_revoked_at !== null) throw unauthorized('Session ended');
-    const watermark = Math.max(row.tokens_valid_after, this.settings.get<number>(GLOBAL_WATERMARK_KEY, 0));
+    const { principal, tokensValidAfter } = await this.lookup(claims.sub, claims.sid);
+    const watermark = Math.max(tokensValidAfter, this.settings.get<number>(GLOBAL_WATERMARK_KEY, 0));
     if (claims.iat_ms < watermark) throw unauthorized('Token revoked');
-    return {
-      id: row.id,
-      username: row.username,
-      role: row.role,
-      email: row.email,
-      groups: JSON.parse(row.groups) as string[],
-      sessionId: claims.sid,
+    return principal;
+  }
+
+  /**
+   * The user and session behind a token, cached briefly: it is read on every request. Every change
+   * this process makes (revocation, role, password, deletion) drops the cache at once; the short
+   * lifetime bounds anything else.
+   */
+  private async lookup(userId: string, sessionId: string): Promise<CachedPrincipal> {
+    const key = `${userId}\n${sessionId}`;
+    const cached = this.principals.get(key);
+    if (cached && cached.expiresAt > clock.now()) return cached;
+    const row = await this.repository.principal(userId, sessionId);
+    if (!row || row.session_revoked_at !== null) {
+      this.principals.delete(key);
+      throw unauthorized('Session ended');
+    }
+    if (this.principals.size >= PRINCIPAL_CACHE_SIZE) this.principals.clear();
+    const entry: CachedPrincipal = {
+      principal: { id: row.id, username: row.username, role: row.role, email: row.email, groups: JSON.parse(row.groups) as string[], sessionId },
+      tokensValidAfter: row.tokens_valid_after,
+      expiresAt: clock.now() + PRINCIPAL_CACHE_MS,
     };
+    this.principals.set(key, entry);
+    return entry;
+  }
+
+  /** Drops cached identities (one user's, or all). */
+  forget(userId?: string): void {
+    if (!userId) return this.principals.clear();
+    for (const [key, entry] of this.principals) if (entry.principal.id === userId) this.principals.delete(key);
   }
 
   async revokeAll(): Promise<number> {
     const now = clock.now();
     await this.settings.set({ [GLOBAL_WATERMARK_KEY]: now });
     await this.repository.revokeAll(now);
+    this.forget();
     return now;
   }
 
@@ -96,6 +131,7 @@ export class SessionService implements IdentityResolver {
     const now = clock.now();
     await this.users.setTokensValidAfter(userId, now);
     await this.repository.revokeUser(userId, now);
+    this.forget(userId);
     return now;
   }
 

@@ -17,6 +17,7 @@ export default fp(
       'users',
       new UsersService(new UsersRepository(app.db), {
         requireEmail: app.config.authRequireEmail,
+        onUserChanged: (userId) => app.sessions.forget(userId),
         onPasswordChanged: async (userId) => {
           await app.sessions.revokeUser(userId);
         },

@@ -1,5 +1,6 @@
 import type { ExpressionBuilder, Insertable, Selectable, SqlBool, Transaction, Updateable } from 'kysely';
 import type { Db } from '../../core/db/database.js';
+import { prepared } from '../../core/db/prepared.js';
 import type { Database, UsersTable } from '../../core/db/schema.js';
 
 export type UserRow = Selectable<UsersTable>;
@@ -11,10 +12,15 @@ const totpEnabled = (eb: ExpressionBuilder<Database, 'users'>) =>
   eb.exists(eb.selectFrom('totp').select('totp.user_id').whereRef('totp.user_id', '=', 'users.id').where('totp.state', '=', 'enrolled')).as('totp_enabled');
 
 export class UsersRepository {
-  constructor(private readonly db: Db) {}
+  /** Read on every GET /api/auth/me: compiled once. */
+  private readonly byId;
 
-  findById(id: string): Promise<UserViewRow | undefined> {
-    return this.db.selectFrom('users').selectAll('users').select(totpEnabled).where('id', '=', id).executeTakeFirst();
+  constructor(private readonly db: Db) {
+    this.byId = prepared<UserViewRow, { id: string }>(db as never, db.selectFrom('users').selectAll('users').select(totpEnabled).where('id', '=', '$id').compile());
+  }
+
+  async findById(id: string): Promise<UserViewRow | undefined> {
+    return (await this.byId({ id }))[0];
   }
 
   findByUsername(username: string): Promise<UserRow | undefined> {

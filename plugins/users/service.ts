@@ -25,6 +25,8 @@ export interface UsersServiceOptions {
   requireEmail: boolean;
   /** Called after a user's password changed, so their other sessions end. */
   onPasswordChanged: (userId: string) => Promise<void>;
+  /** Called after any change to a user (role, email, password, deletion): cached identities must be dropped. */
+  onUserChanged: (userId: string) => void;
 }
 
 /** The rules of user management; SQL stays in the repository, HTTP in the routes. */
@@ -86,6 +88,7 @@ export class UsersService {
       updated_at: clock.now(),
     });
     if (outcome === 'last_admin') throw conflict('last_admin', 'The last admin cannot be demoted', 'body.role');
+    this.options.onUserChanged(id);
     if (input.password !== undefined) await this.options.onPasswordChanged(id);
     return this.get(id);
   }
@@ -103,6 +106,7 @@ export class UsersService {
     const user = await this.get(id);
     const outcome = await this.repository.deleteKeepingAnAdmin(id);
     if (outcome === 'last_admin') throw conflict('last_admin', 'The last admin cannot be deleted');
+    this.options.onUserChanged(id);
     return user;
   }
 

@@ -1,0 +1,156 @@
+import { randomUUID } from 'node:crypto';
+import type { Updateable } from 'kysely';
+import { clock } from '../../core/clock.js';
+import type { ConnectorsTable } from '../../core/db/documents-schema.js';
+import { conflict, notFound } from '../../core/errors.js';
+import type { Job } from '../../core/jobs/job.js';
+import { type JobContext, JobCancelled, type JobRunner } from '../../core/jobs/runner.js';
+import type { DocumentsService } from '../documents/service.js';
+import type { IngestionPipeline } from '../ingestion/pipeline.js';
+import type { AllowedPaths } from './allowed-paths.js';
+import type { ConnectorRow, ConnectorsRepository, ConnectorViewRow } from './repository.js';
+import type { ConnectorScanner } from './scanner.js';
+import type { ConnectorView, CreateConnectorBody, UpdateConnectorBody } from './schemas.js';
+
+export const SCAN_JOB_TYPE = 'connector.scan';
+
+export function toConnectorView(row: ConnectorViewRow): ConnectorView {
+  return {
+    id: row.id,
+    name: row.name,
+    path: row.path,
+    recursive: row.recursive === 1,
+    include: JSON.parse(row.include) as string[],
+    enabled: row.enabled === 1,
+    last_scan_at: row.last_scan_at === null ? null : clock.iso(row.last_scan_at),
+    document_count: Number(row.document_count),
+    created_at: clock.iso(row.created_at),
+    updated_at: clock.iso(row.updated_at),
+  };
+}
+
+/** ".PDF", "pdf" and ".pdf" are one extension. */
+function normaliseInclude(include: string[]): string[] {
+  return [...new Set(include.map((extension) => `.${extension.replace(/^\./, '').toLowerCase()}`))];
+}
+
+const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE';
+const nameTaken = () => conflict('connector_name_taken', 'A connector with this name already exists', 'body.name');
+
+/** The rules of local-directory connectors: CRUD with path checks, and scans as jobs. */
+export class ConnectorsService {
+  /** Connectors deleted while a scan of theirs may still be queued or running: the scan stops at its next checkpoint. */
+  private readonly deleted = new Set<string>();
+
+  constructor(
+    readonly repository: ConnectorsRepository,
+    private readonly allowed: AllowedPaths,
+    private readonly scanner: ConnectorScanner,
+    private readonly documents: DocumentsService,
+    private readonly ingestion: IngestionPipeline,
+    private readonly jobs: JobRunner,
+  ) {}
+
+  list(): Promise<ConnectorViewRow[]> {
+    return this.repository.list();
+  }
+
+  async get(id: string): Promise<ConnectorViewRow> {
+    const connector = await this.repository.findById(id);
+    if (!connector) throw notFound('Connector');
+    return connector;
+  }
+
+  async create(input: CreateConnectorBody): Promise<ConnectorViewRow> {
+    const name = input.name.trim();
+    if (await this.repository.findByName(name)) throw nameTaken();
+    const realPath = await this.allowed.resolveDirectory(input.path);
+    const id = randomUUID();
+    const now = clock.now();
+    await this.uniqueName(this.repository.insert({
+      id,
+      name,
+      path: realPath,
+      recursive: input.recursive === false ? 0 : 1,
+      include: JSON.stringify(normaliseInclude(input.include ?? [])),
+      enabled: input.enabled === false ? 0 : 1,
+      last_scan_at: null,
+      created_at: now,
+      updated_at: now,
+    }));
+    return this.get(id);
+  }
+
+  /** Any subset of the fields; a new path, include or recursive takes effect at the next scan. */
+  async update(id: string, input: UpdateConnectorBody): Promise<ConnectorViewRow> {
+    await this.get(id);
+    const change: Updateable<ConnectorsTable> = { updated_at: clock.now() };
+    if (input.name !== undefined) {
+      const other = await this.repository.findByName(input.name.trim());
+      if (other && other.id !== id) throw nameTaken();
+      change.name = input.name.trim();
+    }
+    if (input.path !== undefined) change.path = await this.allowed.resolveDirectory(input.path);
+    if (input.recursive !== undefined) change.recursive = input.recursive ? 1 : 0;
+    if (input.include !== undefined) change.include = JSON.stringify(normaliseInclude(input.include));
+    if (input.enabled !== undefined) change.enabled = input.enabled ? 1 : 0;
+    await this.uniqueName(this.repository.update(id, change));
+    return this.get(id);
+  }
+
+  /** Removes the connector and its documents (chunks and vectors); the files in its folder are not touched. */
+  async delete(id: string): Promise<{ documentsRemoved: number }> {
+    await this.get(id);
+    this.deleted.add(id);
+    await this.repository.delete(id);
+    return { documentsRemoved: await this.removeDocumentsOf(id) };
+  }
+
+  async scan(id: string): Promise<Job> {
+    const connector = await this.get(id);
+    if (connector.enabled !== 1) throw conflict('connector_disabled', 'This connector is disabled; enable it before scanning');
+    return this.enqueueScan(connector);
+  }
+
+  /** One scan job per enabled connector; they run one after another. */
+  async syncAll(): Promise<Job[]> {
+    const jobs: Job[] = [];
+    for (const connector of await this.repository.listEnabled()) jobs.push(await this.enqueueScan(connector));
+    return jobs;
+  }
+
+  private enqueueScan(connector: ConnectorRow): Promise<Job> {
+    return this.jobs.enqueue(SCAN_JOB_TYPE, (context) => this.runScan(connector.id, context), { connector_id: connector.id });
+  }
+
+  private async runScan(id: string, context: JobContext): Promise<void> {
+    const checkpoint = () => {
+      context.checkpoint();
+      if (this.deleted.has(id)) throw new JobCancelled();
+    };
+    try {
+      checkpoint();
+      const connector = await this.repository.findById(id);
+      if (!connector) throw new JobCancelled();
+      await this.scanner.scan(connector, { ...context, checkpoint });
+    } finally {
+      // A scan racing a delete may have registered a file after the delete removed the rest.
+      if (this.deleted.has(id)) await this.removeDocumentsOf(id);
+    }
+  }
+
+  private async removeDocumentsOf(id: string): Promise<number> {
+    const documents = await this.documents.repository.listBySource('connector', id);
+    const { deleted } = await this.ingestion.deleteDocuments(documents.map((document) => document.id));
+    return deleted.length;
+  }
+
+  private async uniqueName(write: Promise<void>): Promise<void> {
+    try {
+      await write;
+    } catch (error) {
+      if (isUniqueViolation(error)) throw nameTaken();
+      throw error;
+    }
+  }
+}

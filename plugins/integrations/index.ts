@@ -1,0 +1,27 @@
+import fp from 'fastify-plugin';
+import { IntegrationsRepository } from './repository.js';
+import { integrationsRoutes } from './routes.js';
+import { IntegrationsService } from './service.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    integrations: IntegrationsService;
+  }
+}
+
+/** Integrations: remote sources synced into the index as jobs (a website crawler), and /api/integrations. */
+export default fp(
+  async function integrations(app) {
+    app.decorate('integrations', new IntegrationsService({
+      repository: new IntegrationsRepository(app.db),
+      documents: app.documents,
+      ingestion: app.ingestion,
+      jobs: app.jobs,
+      secretBox: app.secretBox,
+      dataDir: app.config.dataDir,
+      log: app.log,
+    }));
+    await app.register(integrationsRoutes);
+  },
+  { name: 'integrations', dependencies: ['ingestion'] },
+);

@@ -1,0 +1,75 @@
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Db } from '../../core/db/database.js';
+import type { IntegrationPagesTable, IntegrationsTable } from '../../core/db/documents-schema.js';
+
+export type IntegrationRow = Selectable<IntegrationsTable>;
+export type IntegrationPageRow = Selectable<IntegrationPagesTable>;
+
+export class IntegrationsRepository {
+  constructor(private readonly db: Db) {}
+
+  async list(limit: number, offset: number): Promise<{ integrations: IntegrationRow[]; total: number }> {
+    const [integrations, count] = await Promise.all([
+      this.db.selectFrom('integrations').selectAll().orderBy('name').limit(limit).offset(offset).execute(),
+      this.db.selectFrom('integrations').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return { integrations, total: Number(count.n) };
+  }
+
+  find(id: string): Promise<IntegrationRow | undefined> {
+    return this.db.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  findByName(name: string): Promise<IntegrationRow | undefined> {
+    return this.db.selectFrom('integrations').selectAll().where('name', '=', name).executeTakeFirst();
+  }
+
+  async insert(row: Insertable<IntegrationsTable>): Promise<void> {
+    await this.db.insertInto('integrations').values(row).execute();
+  }
+
+  async update(id: string, change: Updateable<IntegrationsTable>): Promise<void> {
+    await this.db.updateTable('integrations').set(change).where('id', '=', id).execute();
+  }
+
+  /** Its page records go by cascade; its documents are removed by the service first. */
+  async delete(id: string): Promise<void> {
+    await this.db.deleteFrom('integrations').where('id', '=', id).execute();
+  }
+
+  /** Documents per integration, for the list view. */
+  async documentCounts(ids: string[]): Promise<Map<string, number>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('documents')
+      .select((eb) => ['source_id', eb.fn.countAll<number>().as('n')])
+      .where('source_type', '=', 'integration')
+      .where('source_id', 'in', ids)
+      .groupBy('source_id')
+      .execute();
+    return new Map(rows.map((row) => [row.source_id!, Number(row.n)]));
+  }
+
+  pages(integrationId: string): Promise<IntegrationPageRow[]> {
+    return this.db.selectFrom('integration_pages').selectAll().where('integration_id', '=', integrationId).execute();
+  }
+
+  async savePage(page: IntegrationPageRow): Promise<void> {
+    await this.db
+      .insertInto('integration_pages')
+      .values(page)
+      .onConflict((oc) => oc.columns(['integration_id', 'url']).doUpdateSet({
+        etag: page.etag,
+        last_modified: page.last_modified,
+        sha256: page.sha256,
+        document_id: page.document_id,
+        fetched_at: page.fetched_at,
+      }))
+      .execute();
+  }
+
+  async deletePages(integrationId: string, urls: string[]): Promise<void> {
+    if (urls.length === 0) return;
+    await this.db.deleteFrom('integration_pages').where('integration_id', '=', integrationId).where('url', 'in', urls).execute();
+  }
+}

@@ -1,0 +1,185 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import { clock } from '../../core/clock.js';
+import type { SecretBox } from '../../core/crypto/secret-box.js';
+import { badRequest, conflict, notFound } from '../../core/errors.js';
+import type { Job } from '../../core/jobs/job.js';
+import { JobFailure, type JobRunner } from '../../core/jobs/runner.js';
+import type { DocumentsService } from '../documents/service.js';
+import type { IngestionPipeline } from '../ingestion/pipeline.js';
+import type { Credentials, WebConfig } from './crawler.js';
+import type { IntegrationRow, IntegrationsRepository } from './repository.js';
+import type { CreateIntegrationBody, IntegrationView, UpdateIntegrationBody } from './schemas.js';
+import { checkUrl, defaultResolver, type Resolver, UrlNotAllowed, UrlUnresolvable } from './ssrf-guard.js';
+import { IntegrationSync } from './sync.js';
+
+export const SYNC_JOB_TYPE = 'integration.sync';
+const credentialsContext = (id: string) => `integration:${id}`;
+
+export interface IntegrationsServiceOptions {
+  repository: IntegrationsRepository;
+  documents: DocumentsService;
+  ingestion: IngestionPipeline;
+  jobs: JobRunner;
+  secretBox: SecretBox;
+  dataDir: string;
+  log: FastifyBaseLogger;
+  /** DNS resolution; tests substitute it to prove the guard. */
+  resolve?: Resolver;
+}
+
+export function toIntegrationView(row: IntegrationRow, documentCount: number): IntegrationView {
+  return {
+    id: row.id,
+    name: row.name,
+    kind: row.kind,
+    config: JSON.parse(row.config) as WebConfig,
+    credentials_set: row.credentials_sealed !== null,
+    enabled: row.enabled === 1,
+    document_count: documentCount,
+    last_sync_at: row.last_sync_at === null ? null : clock.iso(row.last_sync_at),
+    created_at: clock.iso(row.created_at),
+    updated_at: clock.iso(row.updated_at),
+  };
+}
+
+/** Integrations (remote sources; a website crawler for now): CRUD with write-only credentials, and syncs as jobs. */
+export class IntegrationsService {
+  readonly repository: IntegrationsRepository;
+  private readonly resolve: Resolver;
+  /** The sync job of each integration, so that a second request joins it instead of crawling twice. */
+  private readonly syncJobs = new Map<string, string>();
+
+  constructor(private readonly options: IntegrationsServiceOptions) {
+    this.repository = options.repository;
+    this.resolve = options.resolve ?? defaultResolver;
+  }
+
+  async list(limit: number, offset: number): Promise<{ integrations: IntegrationView[]; total: number }> {
+    const { integrations, total } = await this.repository.list(limit, offset);
+    const counts = await this.repository.documentCounts(integrations.map((row) => row.id));
+    return { integrations: integrations.map((row) => toIntegrationView(row, counts.get(row.id) ?? 0)), total };
+  }
+
+  async view(id: string): Promise<IntegrationView> {
+    const row = await this.get(id);
+    return toIntegrationView(row, (await this.repository.documentCounts([id])).get(id) ?? 0);
+  }
+
+  async get(id: string): Promise<IntegrationRow> {
+    const row = await this.repository.find(id);
+    if (!row) throw notFound('Integration');
+    return row;
+  }
+
+  async create(input: CreateIntegrationBody): Promise<IntegrationView> {
+    const config = await this.acceptConfig(input.config);
+    await this.assertNameFree(input.name);
+    const id = randomUUID();
+    const now = clock.now();
+    await this.repository.insert({
+      id,
+      name: input.name,
+      kind: input.kind,
+      config: JSON.stringify(config),
+      credentials_sealed: input.credentials ? this.seal(id, input.credentials) : null,
+      enabled: input.enabled === false ? 0 : 1,
+      last_sync_at: null,
+      created_at: now,
+      updated_at: now,
+    });
+    return this.view(id);
+  }
+
+  /** A new config replaces the old one whole; pages it no longer reaches are removed by the next sync. */
+  async update(id: string, input: UpdateIntegrationBody): Promise<IntegrationView> {
+    const row = await this.get(id);
+    const config = input.config ? await this.acceptConfig(input.config) : undefined;
+    if (input.name !== undefined && input.name !== row.name) await this.assertNameFree(input.name);
+    await this.repository.update(id, {
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(config ? { config: JSON.stringify(config) } : {}),
+      ...(input.credentials !== undefined ? { credentials_sealed: input.credentials === null ? null : this.seal(id, input.credentials) } : {}),
+      ...(input.enabled !== undefined ? { enabled: input.enabled ? 1 : 0 } : {}),
+      updated_at: clock.now(),
+    });
+    return this.view(id);
+  }
+
+  /** Stops its sync, removes its documents from the index, then the integration and its page records. */
+  async delete(id: string): Promise<void> {
+    await this.get(id);
+    const jobId = this.syncJobs.get(id);
+    if (jobId) await this.options.jobs.cancel(jobId);
+    const documents = await this.options.documents.repository.listBySource('integration', id);
+    if (documents.length) await this.options.ingestion.deleteDocuments(documents.map((doc) => doc.id));
+    await this.repository.delete(id);
+  }
+
+  /** Starts a sync job, or returns the one already queued or running for this integration. */
+  async sync(id: string): Promise<Job> {
+    const row = await this.get(id);
+    if (row.enabled !== 1) throw conflict('integration_disabled', 'This integration is disabled; enable it to sync');
+    const running = this.syncJobs.get(id);
+    const current = running ? await this.options.jobs.store.get(running) : undefined;
+    if (current && (current.state === 'queued' || current.state === 'running')) return current;
+    const job = await this.options.jobs.enqueue(SYNC_JOB_TYPE, async (context) => {
+      const integration = await this.repository.find(id);
+      if (!integration) return;
+      const sync = new IntegrationSync({ ...this.options, resolve: this.resolve }, integration, this.openCredentials(integration));
+      await sync.run(context);
+    }, { integration_id: id });
+    this.syncJobs.set(id, job.id);
+    return job;
+  }
+
+  /** Defaults applied, URLs normalised, and every URL's host checked against the SSRF guard now, not only at sync. */
+  private async acceptConfig(config: CreateIntegrationBody['config']): Promise<WebConfig> {
+    if (!config.start_url && !config.sitemap_url) {
+      throw badRequest('validation_failed', 'config needs start_url or sitemap_url', 'body.config.start_url');
+    }
+    const policy = { allowPrivateNetwork: config.allow_private_network };
+    const urls: Partial<Record<'start_url' | 'sitemap_url', string>> = {};
+    for (const key of ['start_url', 'sitemap_url'] as const) {
+      const value = config[key];
+      if (value === undefined) continue;
+      const url = new URL(value);
+      url.hash = '';
+      try {
+        await checkUrl(url, policy, this.resolve);
+      } catch (error) {
+        if (error instanceof UrlNotAllowed) throw badRequest('url_not_allowed', `config.${key} is not allowed: ${error.message}`, `body.config.${key}`);
+        if (error instanceof UrlUnresolvable) throw badRequest('url_unresolvable', `config.${key}: ${error.message}`, `body.config.${key}`);
+        throw error;
+      }
+      urls[key] = url.href;
+    }
+    if (urls.start_url && urls.sitemap_url && new URL(urls.start_url).origin !== new URL(urls.sitemap_url).origin) {
+      throw badRequest('validation_failed', 'config.sitemap_url must be on the same origin as config.start_url', 'body.config.sitemap_url');
+    }
+    return {
+      ...urls,
+      max_depth: config.max_depth,
+      max_pages: config.max_pages,
+      allow_private_network: config.allow_private_network,
+      ...(config.user_agent ? { user_agent: config.user_agent } : {}),
+    };
+  }
+
+  private async assertNameFree(name: string): Promise<void> {
+    if (await this.repository.findByName(name)) throw conflict('name_taken', `An integration named "${name}" already exists`, 'body.name');
+  }
+
+  private seal(id: string, credentials: Credentials): string {
+    return this.options.secretBox.seal(JSON.stringify(credentials), credentialsContext(id));
+  }
+
+  private openCredentials(row: IntegrationRow): Credentials | null {
+    if (!row.credentials_sealed) return null;
+    try {
+      return JSON.parse(this.options.secretBox.open(row.credentials_sealed, credentialsContext(row.id))) as Credentials;
+    } catch {
+      throw new JobFailure('The stored credentials cannot be decrypted (was MFA_ENCRYPTION_KEY changed?); set them again');
+    }
+  }
+}

@@ -1,0 +1,167 @@
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
+import { clock } from '../../core/clock.js';
+import { type JobContext, JobFailure } from '../../core/jobs/runner.js';
+import type { DocumentRow } from '../documents/repository.js';
+import type { DocumentsService } from '../documents/service.js';
+import type { IngestionPipeline } from '../ingestion/pipeline.js';
+import { CrawlFailure, type CrawlEvent, type Credentials, type PreviousPage, type WebConfig, WebCrawler } from './crawler.js';
+import type { IntegrationPageRow, IntegrationRow, IntegrationsRepository } from './repository.js';
+import type { Resolver } from './ssrf-guard.js';
+
+export interface SyncDependencies {
+  repository: IntegrationsRepository;
+  documents: DocumentsService;
+  ingestion: IngestionPipeline;
+  dataDir: string;
+  log: FastifyBaseLogger;
+  resolve?: Resolver;
+}
+
+/** What one sync did, for the log line at its end. */
+interface SyncTally {
+  fetched: number;
+  unchanged: number;
+  changed: number;
+  skipped: number;
+  unreachable: number;
+  removed: number;
+}
+
+/** A URL as it may appear in a log line: a query string can carry a token. */
+const loggable = (url: string) => url.split('?')[0];
+
+/**
+ * One sync of a web integration, run as a job: crawl, register new and changed pages as documents,
+ * index them in the same job, and remove the documents of pages that are gone. A crawl that cannot
+ * start (robots.txt or the start URL unreadable) fails the job and removes nothing.
+ */
+export class IntegrationSync {
+  private readonly seen = new Set<string>();
+  private readonly toIndex = new Set<string>();
+  private readonly tally: SyncTally = { fetched: 0, unchanged: 0, changed: 0, skipped: 0, unreachable: 0, removed: 0 };
+  private pages = new Map<string, IntegrationPageRow>();
+  private documents = new Map<string, DocumentRow>();
+
+  constructor(
+    private readonly deps: SyncDependencies,
+    private readonly integration: IntegrationRow,
+    private readonly credentials: Credentials | null,
+  ) {}
+
+  async run(context: JobContext): Promise<void> {
+    const id = this.integration.id;
+    this.pages = new Map((await this.deps.repository.pages(id)).map((page) => [page.url, page]));
+    this.documents = new Map((await this.deps.documents.repository.listBySource('integration', id)).map((doc) => [doc.id, doc]));
+    const crawlDir = path.join(this.deps.dataDir, 'integrations');
+    await mkdir(crawlDir, { recursive: true, mode: 0o700 });
+    const tmpDir = await mkdtemp(path.join(crawlDir, 'crawl-'));
+    try {
+      const crawler = new WebCrawler({
+        config: JSON.parse(this.integration.config) as WebConfig,
+        credentials: this.credentials,
+        previous: (url) => this.previous(url),
+        tmpDir,
+        signal: context.signal,
+        resolve: this.deps.resolve,
+        onProgress: (fetched, known, url) => context.progress(fetched, known, loggable(url)),
+      });
+      for await (const event of crawler.crawl()) {
+        context.checkpoint();
+        await this.record(event);
+      }
+    } catch (error) {
+      if (!(await this.deps.repository.find(id))) return this.discardAll();
+      if (error instanceof CrawlFailure) throw new JobFailure(error.message);
+      throw error;
+    } finally {
+      await rm(tmpDir, { recursive: true, force: true });
+    }
+    if (!(await this.deps.repository.find(id))) return this.discardAll();
+    await this.removeUnseen();
+    await this.deps.ingestion.ingestWithin([...this.toIndex], context);
+    await this.deps.repository.update(id, { last_sync_at: clock.now() });
+    this.deps.log.info({ integration: id, ...this.tally }, 'integration synced');
+  }
+
+  /** Validators are sent only while an indexed copy is kept: a 304 must leave something to read links from. */
+  private previous(url: string): PreviousPage | undefined {
+    const page = this.pages.get(url);
+    if (!page) return undefined;
+    const document = page.document_id ? this.documents.get(page.document_id) : undefined;
+    const storedCopy = document?.status === 'indexed' ? this.deps.documents.storagePathOf(document) : null;
+    return { etag: page.etag, lastModified: page.last_modified, storedCopy };
+  }
+
+  private async record(event: CrawlEvent): Promise<void> {
+    switch (event.kind) {
+      case 'not_modified': {
+        this.seen.add(event.url);
+        this.tally.unchanged++;
+        const page = this.pages.get(event.url)!;
+        await this.deps.repository.savePage({ ...page, fetched_at: clock.now() });
+        return;
+      }
+      case 'unreachable':
+        this.tally.unreachable++;
+        // A passing outage must not empty the index: what was there stays until the page is really gone.
+        if (this.pages.has(event.url)) this.seen.add(event.url);
+        this.deps.log.warn({ integration: this.integration.id, url: loggable(event.url), reason: event.reason }, 'integration page unreachable');
+        return;
+      case 'skipped':
+        this.tally.skipped++;
+        this.deps.log.debug({ integration: this.integration.id, url: loggable(event.url), reason: event.reason }, 'integration page skipped');
+        return;
+      case 'fetched':
+        return this.register(event);
+    }
+  }
+
+  private async register(event: Extract<CrawlEvent, { kind: 'fetched' }>): Promise<void> {
+    this.tally.fetched++;
+    const result = await this.deps.documents.upsertFromSource({
+      sourceType: 'integration',
+      sourceId: this.integration.id,
+      sourcePath: event.url,
+      filename: event.filename,
+      filePath: event.file,
+      keepCopy: true,
+    });
+    await rm(event.file, { force: true });
+    if ('skipped' in result) {
+      this.tally.skipped++;
+      this.deps.log.debug({ integration: this.integration.id, url: loggable(event.url), reason: result.skipped }, 'integration page not indexed');
+      return;
+    }
+    this.seen.add(event.url);
+    // A document left queued by an interrupted sync is indexed now, though its content did not change.
+    if (result.changed || result.document.status === 'queued') this.toIndex.add(result.document.id);
+    if (result.changed) this.tally.changed++;
+    else this.tally.unchanged++;
+    await this.deps.repository.savePage({
+      integration_id: this.integration.id,
+      url: event.url,
+      etag: event.etag,
+      last_modified: event.lastModified,
+      sha256: result.document.sha256,
+      document_id: result.document.id,
+      fetched_at: clock.now(),
+    });
+  }
+
+  /** Pages gone (404/410), no longer linked, or no longer indexable lose their documents and records. */
+  private async removeUnseen(): Promise<void> {
+    const current = await this.deps.documents.repository.listBySource('integration', this.integration.id);
+    const stale = current.filter((doc) => !doc.source_path || !this.seen.has(doc.source_path)).map((doc) => doc.id);
+    if (stale.length) await this.deps.ingestion.deleteDocuments(stale);
+    this.tally.removed = stale.length;
+    await this.deps.repository.deletePages(this.integration.id, [...this.pages.keys()].filter((url) => !this.seen.has(url)));
+  }
+
+  /** The integration was deleted while this sync ran: what it registered goes too. */
+  private async discardAll(): Promise<void> {
+    const orphans = await this.deps.documents.repository.listBySource('integration', this.integration.id);
+    if (orphans.length) await this.deps.ingestion.deleteDocuments(orphans.map((doc) => doc.id));
+  }
+}

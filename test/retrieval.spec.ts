@@ -1,0 +1,220 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadEmbedder, type Embedder } from '../native/embeddings/index.js';
+import { openVectorIndex } from '../native/vector-index/hnsw-index.js';
+import { runRetrievalHarness } from '../bench/retrieval-harness.js';
+import { buildRetrievalCorpus, questionOverlap } from './fixtures/retrieval-corpus.js';
+import { embedChunks, insertDocuments, type SeededChunk } from './fixtures/search-data.js';
+import { installTinyEmbeddingModel } from './fixtures/tiny-embedding-model.js';
+import { startApp, type TestApp } from './helpers.js';
+
+const RESULT_FIELDS = ['rank', 'score', 'chunk_id', 'document_id', 'filename', 'page', 'heading', 'text'];
+const DUPLICATE = 'Quarterly audit checklist: verify ledger totals, reconcile bank statements, sign the register, archive receipts, notify the treasurer, update the asset inventory, review petty cash, confirm payroll, check supplier invoices and file the report with the board secretary before month end.';
+
+const FILLER = ['Ships leave the harbour at dawn when the tide turns and the pilot boards.', 'The bakery opens early and sells rye bread, pretzels and seed rolls to commuters.', 'Volunteers repaint the bandstand in the park each spring before the concerts begin.', 'The museum archive stores maps, letters and photographs in climate controlled rooms.', 'Cyclists follow the canal towpath from the mill to the old railway viaduct.'];
+
+describe('POST /api/search', () => {
+  let t: TestApp;
+  let viewer: { access: string };
+  let chunks: SeededChunk[];
+  const search = (payload: unknown, token: string | null = viewer.access) => t.request({ method: 'POST', url: '/api/search', payload: payload as object, token: token ?? undefined });
+
+  beforeAll(async () => {
+    t = await startApp();
+    viewer = await t.userWithRole('viewer');
+    chunks = await insertDocuments(t.app.db, [
+      {
+        filename: 'lighthouse.md',
+        chunks: [
+          { text: 'The lighthouse keeper writes the logbook every evening at dusk and records the weather.', heading: 'Duties', page: 3 },
+          { text: 'A lighthouse lens focuses the beam so that ships see it over twenty nautical miles.', heading: 'Optics', page: 4 },
+        ],
+      },
+      { filename: 'harbour.txt', chunks: [{ text: 'The harbour master keeps a logbook of arrivals, departures and cargo manifests.' }, ...FILLER.map((text) => ({ text }))] },
+      { filename: 'copy-a.txt', chunks: [{ text: DUPLICATE }] },
+      { filename: 'copy-b.txt', chunks: [{ text: DUPLICATE.toUpperCase().replaceAll(',', ' ;') }] },
+      { filename: 'copy-c.txt', chunks: [{ text: DUPLICATE.replace('treasurer', 'chairman') }] },
+      { filename: 'draft.md', status: 'indexing', chunks: [{ text: 'Zephyrine notes from the draft that is still being indexed.' }] },
+      { filename: 'broken.pdf', status: 'failed', chunks: [{ text: 'Zephyrine notes from a document that failed.' }] },
+      { filename: 'waiting.docx', status: 'queued', chunks: [{ text: 'Zephyrine notes from a document still queued.' }] },
+    ]);
+  });
+  afterAll(() => t.close());
+
+  describe('keyword search (no embedding model installed)', () => {
+    it('ranks the chunk matching more query terms first, with the fixed field names', async () => {
+      const res = await search({ query: 'Where is the lighthouse logbook?', mode: 'keyword' });
+      expect(res.statusCode).toBe(200);
+      const { results, retrieval_settings } = res.json();
+      expect(results[0]).toEqual({
+        rank: 1,
+        score: expect.any(Number),
+        chunk_id: chunks[0].id,
+        document_id: chunks[0].documentId,
+        filename: 'lighthouse.md',
+        page: 3,
+        heading: 'Duties',
+        text: chunks[0].text,
+      });
+      expect(results.map((r: { rank: number }) => r.rank)).toEqual(results.map((_: unknown, i: number) => i + 1));
+      const scores = results.map((r: { score: number }) => r.score);
+      expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+      expect(new Set(results.slice(1, 3).map((r: { filename: string }) => r.filename))).toEqual(new Set(['lighthouse.md', 'harbour.txt']));
+      for (const result of results) expect(RESULT_FIELDS).toEqual(expect.arrayContaining(Object.keys(result)));
+      const harbour = results.find((r: { filename: string }) => r.filename === 'harbour.txt');
+      expect(harbour).not.toHaveProperty('page'); // absent, not null, when the chunk has none
+      expect(harbour).not.toHaveProperty('heading');
+      expect(retrieval_settings).toMatchObject({ k: 5, mode: 'keyword', mode_used: 'keyword', fusion: 'none', score: 'bm25', weights: { vector: 0, keyword: 1 }, filters: {} });
+      expect(retrieval_settings.candidates).toEqual({ vector: 0, keyword: expect.any(Number) });
+    });
+
+    it('hybrid runs on keywords alone and says why; vector answers 409 embedder_unavailable', async () => {
+      const hybrid = await search({ query: 'lighthouse beam' });
+      expect(hybrid.statusCode).toBe(200);
+      expect(hybrid.json().results[0].chunk_id).toBe(chunks[1].id);
+      expect(hybrid.json().retrieval_settings).toMatchObject({ mode: 'hybrid', mode_used: 'keyword', reason: expect.stringMatching(/no embedding model/), model_id: null });
+      const vector = await search({ query: 'lighthouse beam', mode: 'vector' });
+      expect(vector.statusCode).toBe(409);
+      expect(vector.json().error.code).toBe('embedder_unavailable');
+    });
+
+    it('keeps one of several identical or near-identical chunks', async () => {
+      const res = await search({ query: 'quarterly audit checklist ledger treasurer chairman', mode: 'keyword', k: 10 });
+      const copies = res.json().results.filter((r: { filename: string }) => r.filename.startsWith('copy-'));
+      expect(copies).toHaveLength(1);
+    });
+
+    it('returns only chunks of indexed documents', async () => {
+      const res = await search({ query: 'zephyrine notes', mode: 'keyword' });
+      expect(res.statusCode).toBe(200);
+      expect(res.json().results.filter((r: { text: string }) => /zephyrine/i.test(r.text))).toEqual([]);
+    });
+
+    it('honours k: the default is 5, 1 and 50 are accepted', async () => {
+      expect((await search({ query: 'the', mode: 'keyword' })).json().retrieval_settings.k).toBe(5);
+      expect((await search({ query: 'lighthouse', k: 1 })).json().results).toHaveLength(1);
+      const all = await search({ query: 'the harbour lighthouse bakery museum canal park', k: 50 });
+      expect(all.statusCode).toBe(200);
+      expect(all.json().results.length).toBeLessThanOrEqual(50);
+    });
+
+    it.each([
+      'AND', 'OR', 'NOT', 'NEAR', '"', '"unbalanced quote', '(', ')', '((lighthouse', '*', 'light*', '-', '-lighthouse', 'lighthouse -keeper',
+      'a AND OR NOT b', 'NEAR(lighthouse keeper, 2)', 'text:lighthouse', '{text heading}: beam', '^lighthouse', 'lighthouse + logbook',
+      "'; DROP TABLE chunks; --", '"" OR ""', '😀 emoji only', 'ǅ', 'x'.repeat(2000), 'lighthouse '.repeat(180),
+    ])('takes FTS syntax in the query literally and never fails: %s', async (query) => {
+      for (const mode of ['keyword', 'hybrid']) {
+        const res = await search({ query: query.slice(0, 2000), mode });
+        expect(res.statusCode, res.body).toBe(200);
+      }
+    });
+
+    it('finds words next to FTS operators in the query', async () => {
+      const res = await search({ query: 'lighthouse AND (beam OR "nautical") NOT -keeper*', mode: 'keyword' });
+      expect(res.json().results.map((r: { chunk_id: string }) => r.chunk_id)).toContain(chunks[1].id);
+    });
+
+    it.each([
+      [{}, 'body.query'],
+      [{ query: '' }, 'body.query'],
+      [{ query: '   ' }, 'body.query'],
+      [{ query: 'x'.repeat(2001) }, 'body.query'],
+      [{ query: 42 }, 'body.query'],
+      [{ query: 'lighthouse', k: 0 }, 'body.k'],
+      [{ query: 'lighthouse', k: 51 }, 'body.k'],
+      [{ query: 'lighthouse', k: 2.5 }, 'body.k'],
+      [{ query: 'lighthouse', k: '5' }, 'body.k'],
+      [{ query: 'lighthouse', mode: 'semantic' }, 'body.mode'],
+      [{ query: 'lighthouse', filters: {} }, 'body.filters'],
+    ])('refuses bad input %j with 400 on %s', async (payload, field) => {
+      const res = await search(payload);
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toMatchObject({ code: 'validation_failed', field });
+    });
+
+    it('needs a signed-in user: viewers may search, anonymous callers get 401', async () => {
+      expect((await search({ query: 'lighthouse' }, null)).statusCode).toBe(401);
+      expect((await search({ query: 'lighthouse' }, 'not-a-token')).statusCode).toBe(401);
+      const admin = await t.login();
+      expect((await search({ query: 'lighthouse' }, admin.access)).statusCode).toBe(200);
+    });
+  });
+
+  describe('with the tiny ONNX embedder', () => {
+    let embedder: Embedder;
+    let modelDir: string;
+
+    beforeAll(async () => {
+      modelDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-search-model-'));
+      await installTinyEmbeddingModel(modelDir);
+      embedder = (await loadEmbedder({ modelDir, device: 'cpu' }))!;
+      const vectors = await openVectorIndex({ file: path.join(t.dataDir, 'vectors.hnsw'), dimension: embedder.dimension, modelId: embedder.modelId });
+      await embedChunks(t.app.db, embedder, vectors, chunks);
+      t.app.searchIndex.swap({ embedder, vectors });
+    });
+    afterAll(async () => {
+      t.app.searchIndex.swap(null);
+      await embedder.close();
+      await rm(modelDir, { recursive: true, force: true });
+    });
+
+    it('vector mode ranks by cosine similarity', async () => {
+      const res = await search({ query: 'The lighthouse keeper writes the logbook every evening at dusk and records the weather.', mode: 'vector' });
+      expect(res.statusCode).toBe(200);
+      const { results, retrieval_settings } = res.json();
+      expect(results[0].chunk_id).toBe(chunks[0].id);
+      expect(results[0].score).toBeCloseTo(1, 4);
+      expect(retrieval_settings).toMatchObject({ mode_used: 'vector', score: 'cosine', model_id: embedder.modelId });
+    });
+
+    it('hybrid fuses both lists by reciprocal rank', async () => {
+      const query = 'harbour logbook';
+      const side = async (mode: string) => (await search({ query, mode, k: 20 })).json().results.map((r: { chunk_id: string }) => r.chunk_id) as string[];
+      const [vector, keyword] = [await side('vector'), await side('keyword')];
+      const res = await search({ query, k: 5 });
+      const { results, retrieval_settings } = res.json();
+      expect(retrieval_settings).toMatchObject({ mode_used: 'hybrid', fusion: 'rrf', rrf_k: 60, weights: { vector: 1, keyword: 1 }, candidates: { vector: 20, keyword: 20 } });
+      const rrf = (list: string[], id: string) => (list.includes(id) ? 1 / (60 + list.indexOf(id) + 1) : 0);
+      for (const r of results) expect(r.score).toBeCloseTo(rrf(vector, r.chunk_id) + rrf(keyword, r.chunk_id), 10);
+      expect(keyword.length).toBeLessThan(5); // three chunks have either word: the rest come from the vector side
+      expect(results).toHaveLength(5);
+      expect(results[0].chunk_id).toBe(chunks[2].id);
+      // Every chunk is a vector candidate here, so keyword matches (found by both sides) come first.
+      expect(results.slice(0, keyword.length).map((r: { chunk_id: string }) => r.chunk_id).sort()).toEqual([...keyword].sort());
+    });
+
+    it('keeps excluding documents that are not indexed, and duplicates', async () => {
+      const res = await search({ query: 'Zephyrine notes quarterly audit checklist', k: 50 });
+      const texts = res.json().results.map((r: { text: string; filename: string }) => r.filename);
+      expect(texts.filter((f: string) => ['draft.md', 'broken.pdf', 'waiting.docx'].includes(f))).toEqual([]);
+      expect(texts.filter((f: string) => f.startsWith('copy-'))).toHaveLength(1);
+    });
+  });
+});
+
+describe('retrieval-quality harness', () => {
+  it('builds 60 passages and 40 questions that share at most half their words with their target', () => {
+    const corpus = buildRetrievalCorpus();
+    expect(corpus.passages).toHaveLength(60);
+    expect(corpus.questions).toHaveLength(40);
+    for (const q of corpus.questions) expect(questionOverlap(corpus, q), q.question).toBeLessThanOrEqual(0.5);
+  });
+
+  it('reports recall@5 and MRR for keyword, vector and hybrid modes', async () => {
+    const modelDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-harness-model-'));
+    try {
+      await installTinyEmbeddingModel(modelDir);
+      const embedder = (await loadEmbedder({ modelDir, device: 'cpu' }))!;
+      const report = await runRetrievalHarness(embedder);
+      await embedder.close();
+      expect(report.scores.map((s) => s.mode)).toEqual(expect.arrayContaining(['keyword', 'vector', 'hybrid']));
+      const keyword = report.scores.find((s) => s.mode === 'keyword')!;
+      expect(keyword.recallAt5).toBeGreaterThan(report.chance.recallAt5); // the entity names alone beat chance
+      for (const s of report.scores) expect(s.mrr).toBeLessThanOrEqual(s.recallAt5 + 0.5);
+    } finally {
+      await rm(modelDir, { recursive: true, force: true });
+    }
+  });
+});
