@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { VERSION } from '../core/version.js';
 import { FetchError, type FetchOptions, guardedFetch } from '../plugins/integrations/fetcher.js';
 import { filenameOf, linksOf, parseSitemap } from '../plugins/integrations/page-parsing.js';
@@ -355,8 +355,8 @@ describe('the website crawler', () => {
     }
     const malformed = await t.request({ method: 'POST', url: '/api/integrations', token: admin, headers: { 'content-type': 'application/json' }, payload: '{"name":' });
     expect(malformed.json().error.code).toBe('malformed_json');
-    const duplicate = await create(siteConfig(), { name: 'taken' });
-    expect([duplicate.statusCode, duplicate.json().error.code]).toEqual([409, 'name_taken']);
+    const duplicate = await create(siteConfig(), { name: 'TAKEN' });
+    expect([duplicate.statusCode, duplicate.json().error.code]).toEqual([409, 'integration_name_taken']);
 
     const put = (id: string, payload: unknown) => t.request({ method: 'PUT', url: `/api/integrations/${id}`, token: admin, payload: payload as object });
     expect((await put(taken, {})).statusCode).toBe(400);
@@ -368,6 +368,22 @@ describe('the website crawler', () => {
     }
     expect([await snapshot(t.app, 'integrations'), await snapshot(t.app, 'integration_pages')]).toEqual(before);
     expect(site.requests).toEqual([]);
+  });
+
+  it('a cancelled sync stops at once, mid-request, and removes nothing', async () => {
+    const id = await created(siteConfig({ max_depth: 1 }));
+    await sync(id);
+    const before = await documents(id);
+    site.set('/alpha.html', { hang: true });
+    const started = await t.request({ method: 'POST', url: `/api/integrations/${id}/sync`, token: editor });
+    await vi.waitFor(() => expect(site.paths().filter((p) => p === '/alpha.html')).toHaveLength(2));
+    const cancelled = await t.request({ method: 'POST', url: `/api/jobs/${started.json().id}/cancel`, token: editor });
+    expect(cancelled.statusCode).toBe(202);
+    const waited = Date.now();
+    await t.app.jobs.idle();
+    expect(Date.now() - waited).toBeLessThan(5000);
+    expect((await t.request({ method: 'GET', url: `/api/jobs/${started.json().id}`, token: viewer })).json().state).toBe('cancelled');
+    expect(await documents(id)).toEqual(before);
   });
 
   it('deleting an integration removes its documents, chunks and vectors; a disabled one does not sync', async () => {

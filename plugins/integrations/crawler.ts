@@ -114,7 +114,7 @@ export class WebCrawler {
   }
 
   private allowedByRobots(url: string): boolean {
-    return true;
+    return this.robots?.isAllowed(url, this.userAgent) !== false;
   }
 
   private nextFile(): string {

@@ -102,7 +102,7 @@ export async function guardedFetch(start: URL, options: FetchOptions): Promise<F
   let url = start;
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
     // The guard judges every Location first, so a refused target is reported as such even off the origin.
-    const pinned = hop === 0 ? await checkUrl(url, options.policy, options.resolve ?? defaultResolver) : { address: '127.0.0.1', family: 4 as const };
+    const pinned = await checkUrl(url, options.policy, options.resolve ?? defaultResolver);
     if (options.sameOriginOnly && url.origin !== start.origin) return { kind: 'off_origin', url };
     const headers = {
       ...options.headers,

@@ -49,11 +49,12 @@ const locOf = (entry: unknown): string | null => {
 
 /** A sitemap (urlset) or a sitemap index; gzip-compressed sitemaps are inflated within the size cap. */
 export function parseSitemap(body: Buffer): { pages: string[]; sitemaps: string[] } {
-  const bytes = body[0] === 0x1f && body[1] === 0x8b ? gunzipSync(body, { maxOutputLength: MAX_RESPONSE_BYTES }) : body;
   let doc: { urlset?: { url?: unknown }; sitemapindex?: { sitemap?: unknown } };
   try {
+    const bytes = body[0] === 0x1f && body[1] === 0x8b ? gunzipSync(body, { maxOutputLength: MAX_RESPONSE_BYTES }) : body;
     doc = xml.parse(bytes.toString('utf8')) as typeof doc;
   } catch {
+    // Not XML, a broken gzip stream, or one that inflates past the cap: no pages from it.
     return { pages: [], sitemaps: [] };
   }
   return {

@@ -20,8 +20,9 @@ export class IntegrationsRepository {
     return this.db.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
+  /** Names are unique in any case, as connector names are. */
   findByName(name: string): Promise<IntegrationRow | undefined> {
-    return this.db.selectFrom('integrations').selectAll().where('name', '=', name).executeTakeFirst();
+    return this.db.selectFrom('integrations').selectAll().where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase())).executeTakeFirst();
   }
 
   async insert(row: Insertable<IntegrationsTable>): Promise<void> {

@@ -9,6 +9,8 @@ const admin = { access: { role: 'admin' as const } };
 const tags = ['integrations'];
 
 export const integrationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const by = (request: { principal: { id: string } | null }) => app.logPrivacy.user(request.principal!.id);
+
   app.get('/api/integrations', {
     config: viewer,
     schema: { summary: 'List integrations', tags, querystring: ListIntegrationsQuery, response: { 200: IntegrationList } },
@@ -21,14 +23,15 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description:
         'config needs start_url or sitemap_url. A URL whose host resolves to a loopback, private, link-local or other ' +
         'non-public address is refused (400 url_not_allowed) unless allow_private_network is true; cloud metadata ' +
-        'addresses always are. credentials are write-only: sealed at rest and never returned (credentials_set instead).',
+        'addresses always are. credentials are write-only: sealed at rest and never returned (credentials_set instead). ' +
+        '409 integration_name_taken for a name in use (any case).',
       tags,
       body: CreateIntegrationBody,
       response: { 201: IntegrationView },
     },
   }, async (request, reply) => {
     const integration = await app.integrations.create(request.body);
-    request.log.info({ user: app.logPrivacy.user(request.principal!.id), integration: integration.id }, 'integration created');
+    request.log.info({ event: 'integration.create', integration: integration.id, by: by(request) }, 'integration created');
     return reply.code(201).send(integration);
   });
 
@@ -49,7 +52,7 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request) => {
     const integration = await app.integrations.update(request.params.id, request.body);
-    request.log.info({ user: app.logPrivacy.user(request.principal!.id), integration: integration.id }, 'integration updated');
+    request.log.info({ event: 'integration.update', integration: integration.id, by: by(request) }, 'integration updated');
     return integration;
   });
 
@@ -58,7 +61,7 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: { summary: 'Delete an integration and remove its documents from the index', tags, params: IntegrationIdParams, response: { 204: Type.Null() } },
   }, async (request, reply) => {
     await app.integrations.delete(request.params.id);
-    request.log.info({ user: app.logPrivacy.user(request.principal!.id), integration: request.params.id }, 'integration deleted');
+    request.log.info({ event: 'integration.delete', integration: request.params.id, by: by(request) }, 'integration deleted');
     return reply.code(204).send(null);
   });
 
@@ -74,5 +77,9 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params: IntegrationIdParams,
       response: { 202: JobView },
     },
-  }, async (request, reply) => reply.code(202).send(await app.integrations.sync(request.params.id)));
+  }, async (request, reply) => {
+    const job = await app.integrations.sync(request.params.id);
+    request.log.info({ event: 'integration.sync', integration: request.params.id, job: job.id, by: by(request) }, 'integration sync started');
+    return reply.code(202).send(job);
+  });
 };

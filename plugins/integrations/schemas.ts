@@ -18,7 +18,7 @@ export const WebConfigSchema = Type.Object(
     }),
     user_agent: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[\\x20-\\x7e]+$' })),
   },
-  { additionalProperties: false, description: 'start_url or sitemap_url (or both, on the same origin) is required' },
+  { additionalProperties: false, description: 'start_url or sitemap_url (or both, on one origin) is required; the sitemap’s pages join the start URL at depth 0' },
 );
 
 /** Write-only: sealed at rest, never returned. */

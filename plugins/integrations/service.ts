@@ -95,7 +95,7 @@ export class IntegrationsService {
   async update(id: string, input: UpdateIntegrationBody): Promise<IntegrationView> {
     const row = await this.get(id);
     const config = input.config ? await this.acceptConfig(input.config) : undefined;
-    if (input.name !== undefined && input.name !== row.name) await this.assertNameFree(input.name);
+    if (input.name !== undefined && input.name.toLowerCase() !== row.name.toLowerCase()) await this.assertNameFree(input.name);
     await this.repository.update(id, {
       ...(input.name !== undefined ? { name: input.name } : {}),
       ...(config ? { config: JSON.stringify(config) } : {}),
@@ -167,7 +167,7 @@ export class IntegrationsService {
   }
 
   private async assertNameFree(name: string): Promise<void> {
-    if (await this.repository.findByName(name)) throw conflict('name_taken', `An integration named "${name}" already exists`, 'body.name');
+    if (await this.repository.findByName(name)) throw conflict('integration_name_taken', 'An integration with this name already exists', 'body.name');
   }
 
   private seal(id: string, credentials: Credentials): string {
