@@ -13,6 +13,17 @@
  * Environment: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, default 2), BENCH_CONNECTIONS
  * (default 10), BENCH_PIPELINING (default 1), BENCH_CPU_PROF=1 (write V8 CPU profiles of the
  * server children to bench/results/profiles/, for `chrome://inspect` or speedscope).
+ *
+ * Then two more sections (BENCH_ONLY=api|ingest|search runs one of the three):
+ *   ingest  bench/ingest.ts: a 200-page PDF and 1,000 text files uploaded to the built service,
+ *           pages/s, files/s and chunks/s, as a fraction of the raw embedding throughput of the
+ *           same model measured alone in the same run (target >= 80%), and the service's peak RSS.
+ *           BENCH_INGEST_PAGES, BENCH_INGEST_FILES, BENCH_INGEST_CONCURRENCY, BENCH_EMBED_SECONDS.
+ *   search  bench/search.ts: POST /api/search p50/p95 at 10k and 100k chunks against raw hnswlib
+ *           and FTS5 query times. BENCH_SEARCH_SIZES, BENCH_SEARCH_QUERIES.
+ * Both use the tiny test embedding model (the only one on the bench machine; they say so).
+ * bench/results/latest.json keeps the latest figures of every section: a section not run keeps
+ * its previous figures (`measured_at` says when each was taken).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,6 +33,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD } from '../core/config.js';
+import { loadEmbedder } from '../native/embeddings/index.js';
+import { installTinyEmbeddingModel } from '../test/fixtures/tiny-embedding-model.js';
+import { benchIngest, formatIngestSummary, ingestTable } from './ingest.js';
+import { benchSearch, formatSearchBench } from './search.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
@@ -171,20 +186,9 @@ async function measure(server: Server, target: string, route: string, headers: R
   return measurement;
 }
 
-// --- main ---
+// --- API section ---
 
-async function main(): Promise<void> {
-  const serverScript = path.join(ROOT, 'dist', 'server.js');
-  if (!existsSync(serverScript)) throw new Error('dist/server.js is missing: run `npm run build` (npm run bench does)');
-  mkdirSync(RESULTS_DIR, { recursive: true });
-
-  const machine = {
-    node: process.version,
-    cores: os.availableParallelism(),
-    cpu: os.cpus()[0]?.model ?? 'unknown',
-    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
-  };
-  console.log(`Hearth bench: node ${machine.node}, ${machine.cores} cores (${machine.cpu})`);
+async function benchApi(serverScript: string) {
   console.log(
     `  ${settings.connections} connections, pipelining ${settings.pipelining}, ${settings.warmupSeconds}s warm-up + ${settings.durationSeconds}s per target; ` +
       'autocannon shares the machine with the server under test\n',
@@ -256,12 +260,88 @@ async function main(): Promise<void> {
       `(target >= ${TARGET_RATIO * 100}%)`,
   );
 
+  return { settings, target: { route: 'GET /api/auth/me', minRatio: TARGET_RATIO, pass }, results };
+}
+
+// --- main ---
+
+const SECTIONS = ['api', 'ingest', 'search'] as const;
+type Section = (typeof SECTIONS)[number];
+
+async function main(): Promise<void> {
+  const only = process.env.BENCH_ONLY?.trim() || undefined;
+  if (only && !SECTIONS.includes(only as Section)) throw new Error(`BENCH_ONLY must be one of ${SECTIONS.join(', ')}, got "${only}"`);
+  const runs = (section: Section) => !only || only === section;
+  const serverScript = path.join(ROOT, 'dist', 'server.js');
+  if (!existsSync(serverScript)) throw new Error('dist/server.js is missing: run `npm run build` (npm run bench does)');
+  mkdirSync(RESULTS_DIR, { recursive: true });
+
+  const machine = {
+    node: process.version,
+    cores: os.availableParallelism(),
+    cpu: os.cpus()[0]?.model ?? 'unknown',
+    memoryGiB: Number((os.totalmem() / 2 ** 30).toFixed(1)),
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+  };
+  console.log(`Hearth bench: node ${machine.node}, ${machine.cores} cores (${machine.cpu}), ${machine.memoryGiB} GiB; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+
+  // Sections not run this time keep their previous figures.
   const file = path.join(RESULTS_DIR, 'latest.json');
-  writeFileSync(
-    file,
-    `${JSON.stringify({ date: new Date().toISOString(), machine, settings, target: { route: 'GET /api/auth/me', minRatio: TARGET_RATIO, pass }, results }, null, 2)}\n`,
-  );
-  console.log(`results written to ${path.relative(ROOT, file)}${cpuProfile ? `; CPU profiles in ${path.relative(ROOT, path.join(RESULTS_DIR, 'profiles'))}/` : ''}`);
+  let latest: Record<string, unknown> = {};
+  try {
+    latest = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  } catch {
+    // first run
+  }
+  const now = new Date().toISOString();
+  const measuredAt = { ...(latest.measured_at as Record<string, string> | undefined) };
+  if (!latest.measured_at && typeof latest.date === 'string' && latest.results) measuredAt.api = latest.date;
+
+  if (runs('api')) {
+    console.log('\n== API: request throughput against a bare Fastify baseline');
+    Object.assign(latest, await benchApi(serverScript));
+    measuredAt.api = now;
+  }
+
+  if (runs('ingest')) {
+    console.log('\n== Ingestion: the built service over HTTP, against the raw embedding throughput of the same model');
+    const profiles = cpuProfile ? path.join(RESULTS_DIR, 'profiles') : undefined;
+    if (profiles) mkdirSync(profiles, { recursive: true });
+    const ingest = await benchIngest({
+      serverScript,
+      pdfPages: envNumber('BENCH_INGEST_PAGES', 200),
+      textFiles: envNumber('BENCH_INGEST_FILES', 1000),
+      uploadConcurrency: envNumber('BENCH_INGEST_CONCURRENCY', 4),
+      embedSeconds: envNumber('BENCH_EMBED_SECONDS', 3),
+      cpuProfileDir: profiles,
+    });
+    console.log('');
+    console.table(ingestTable(ingest));
+    console.log(formatIngestSummary(ingest));
+    latest.ingest = ingest;
+    measuredAt.ingest = now;
+  }
+
+  if (runs('search')) {
+    console.log('\n== Search: POST /api/search against raw hnswlib and FTS5 (tiny test model, 384 dimensions: the only embedding model on this machine)');
+    const modelDir = mkdtempSync(path.join(os.tmpdir(), 'hearth-bench-search-model-'));
+    tempDirs.push(modelDir);
+    await installTinyEmbeddingModel(modelDir, { hidden: 384 });
+    const embedder = await loadEmbedder({ modelDir, device: 'cpu' });
+    if (!embedder) throw new Error('the tiny embedding model did not load');
+    try {
+      const sizes = (process.env.BENCH_SEARCH_SIZES ?? '10000,100000').split(',').map(Number);
+      const search = await benchSearch(sizes, envNumber('BENCH_SEARCH_QUERIES', 300), embedder);
+      console.log(formatSearchBench(search));
+      latest.search = search;
+      measuredAt.search = now;
+    } finally {
+      await embedder.close();
+    }
+  }
+
+  writeFileSync(file, `${JSON.stringify({ ...latest, date: now, machine, measured_at: measuredAt }, null, 2)}\n`);
+  console.log(`\nresults written to ${path.relative(ROOT, file)}${cpuProfile ? `; CPU profiles in ${path.relative(ROOT, path.join(RESULTS_DIR, 'profiles'))}/` : ''}`);
 }
 
 process.once('SIGINT', () => {

@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { createWriteStream, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import PDFDocument from 'pdfkit';
@@ -309,28 +310,40 @@ describe('kill -9 of the built service', () => {
   it('mid-ingest: after a restart every document is indexed once, SQLite and vectors agree, search finds everything', async () => {
     const dataDir = tempDir('hearth-crash-data-');
     const run = await boot(dataDir);
-    // Watch the database itself (read-only; WAL lets it read beside the writer) for the moment to kill:
-    // one document finished (its vectors saved) and the next one part-way, some of its batches committed.
+    // The first document alone, until its vectors are on disk (the service spaces index saves out by a few seconds).
+    const [first, ...rest] = corpus.files;
+    await upload(run, first.file);
+    const sidecar = () => {
+      const dir = path.join(dataDir, 'index');
+      const name = existsSync(dir) ? readdirSync(dir).find((entry) => entry.endsWith('.hnsw.json')) : undefined;
+      return name ? (JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as { count: number }) : undefined;
+    };
+    const saved = await waitFor('the first vectors saved', run.service, () => sidecar(), 30_000, 20);
+    expect(saved.count).toBe(reference.get(sha256Of(first.file))!.length);
+
+    // Then the others, watching the database itself (read-only; WAL lets it read beside the writer) for the
+    // moment to kill: a document part-way, some of its batches committed, its vectors only in memory.
     const watcher = openDb(dataDir);
     const midIngest = watcher.prepare(`
       SELECT d.id, count(c.rowid) AS chunks FROM documents d JOIN chunks c ON c.document_id = d.id
-      WHERE d.status = 'indexing' AND EXISTS (SELECT 1 FROM documents WHERE status = 'indexed')
-      GROUP BY d.id`);
+      WHERE d.status = 'indexing' GROUP BY d.id`);
     try {
-      for (const { file } of corpus.files) await upload(run, file);
+      for (const { file } of rest) await upload(run, file);
       await waitFor('a document part-way through indexing', run.service, () => (midIngest.all() as Array<{ chunks: number }>).find((row) => row.chunks > 0), 40_000, 2);
       await kill(run);
     } finally {
       watcher.close();
     }
 
-    // What the kill left behind: a document indexed, another one half-indexed (chunk rows committed, vectors only in memory).
+    // What the kill left behind: the first document indexed with its vectors saved, one half-indexed
+    // (chunk rows committed), the rest queued or indexed with vectors that were never saved.
     const left = readDb(dataDir);
     expect(left.documents).toHaveLength(corpus.files.length);
-    expect(left.documents.some((d) => d.status === 'indexed')).toBe(true);
+    expect(left.documents[0]).toMatchObject({ sha256: sha256Of(first.file), status: 'indexed' });
     const indexing = new Set(left.documents.filter((d) => d.status === 'indexing').map((d) => d.id));
     expect(indexing.size).toBe(1);
     expect(left.chunks.filter((c) => indexing.has(c.document_id)).length).toBeGreaterThan(0);
+    expect(left.documents.filter((d) => d.status !== 'indexed').length).toBeGreaterThan(0);
 
     await expectConsistentAfterRestart(dataDir);
   }, 60_000);
@@ -351,3 +364,7 @@ describe('kill -9 of the built service', () => {
     await expectConsistentAfterRestart(dataDir);
   }, 60_000);
 });
+
+function sha256Of(file: string): string {
+  return createHash('sha256').update(readFileSync(file)).digest('hex');
+}
