@@ -11,11 +11,14 @@ import branding from './branding/index.js';
 import hardware from './hardware/index.js';
 import jobs from './jobs/index.js';
 import searchIndex from './index/index.js';
+import llm from './llm/index.js';
 import documents from './documents/index.js';
 import ingestion from './ingestion/index.js';
 import connectors from './connectors/index.js';
 import integrations from './integrations/index.js';
 import retrieval from './retrieval/index.js';
+import conversations from './conversations/index.js';
+import chat from './chat/index.js';
 import apiDocs from './api-docs/index.js';
 
 /** Feature plugins in boot order: read top to bottom. */
@@ -32,10 +35,13 @@ export const featurePlugins: FastifyPluginAsync[] = [
   hardware,
   jobs,
   searchIndex,
+  llm,
   documents,
   ingestion,
   connectors,
   integrations,
   retrieval,
+  conversations,
+  chat,
   apiDocs,
 ];

@@ -15,19 +15,25 @@ import {
   setActiveModel,
   type ModelManifest,
 } from '../native/embeddings/index.js';
+import { LLM_PRESETS, importLlm, pullLlm, setActiveLlm, type LlmManifest } from '../native/llm/index.js';
 
-const USAGE = `Hearth embedding models (files under MODEL_DIR/embeddings; nothing downloads unless you run pull)
+const USAGE = `Hearth models (embedding models under MODEL_DIR/embeddings, chat models under MODEL_DIR/llm; nothing downloads unless you run pull)
 
   models import DIR [--id ID] [--name NAME] [--licence TEXT] [--max-tokens N] [--file onnx/NAME.onnx] [--no-activate]
       Copies an exported sentence-transformers ONNX folder (model.onnx or onnx/model*.onnx, tokenizer.json,
       optional tokenizer_config.json and config.json), records sha256, probes the dimension, makes it active.
-  models pull [--model ${Object.keys(MODEL_PRESETS).join('|')}] [--no-activate]
-      Downloads a recommended model by pinned revision and sha256 (default ${DEFAULT_PRESET}).
+  models pull [--model ${[...Object.keys(MODEL_PRESETS), ...Object.keys(LLM_PRESETS)].join('|')}] [--no-activate]
+      Downloads a recommended model by pinned revision and sha256 (default ${DEFAULT_PRESET}); the chat
+      model ${Object.keys(LLM_PRESETS).join(', ')} goes to MODEL_DIR/llm.
       HEARTH_MODEL_HUB_URL points at a mirror (default ${DEFAULT_HUB_URL}).
   models list
       Installed models; * marks the active one.
   models use ID
       Makes an installed model the active one.
+  models import-llm FILE.gguf [--id ID] [--name NAME] [--licence TEXT] [--no-activate]
+      Copies a GGUF chat model into MODEL_DIR/llm/<id> (id: the file name), records its sha256, makes it active.
+  models use-llm ID
+      Makes an installed chat model the active one.
 
 MODEL_DIR defaults to DATA_DIR/models (DATA_DIR defaults to ./data), as for the service.
 `;
@@ -42,6 +48,10 @@ export function modelDirFromEnv(env: NodeJS.ProcessEnv = process.env): string {
 
 function describe(m: ModelManifest): string {
   return `${m.id}  ${m.dimension}d  max ${m.max_tokens} tokens  ${m.name}  [${m.licence}]  ${m.source}  ${m.installed_at}`;
+}
+
+function describeLlm(m: LlmManifest): string {
+  return `${m.id}  ${m.bytes} bytes  ${m.name}  [${m.licence}]  ${m.source}  ${m.installed_at}`;
 }
 
 function positiveInteger(name: string, value: string | undefined): number | undefined {
@@ -93,7 +103,12 @@ export async function main(argv: string[], out = (line: string) => console.log(l
       case 'pull': {
         const name = values.model ?? DEFAULT_PRESET;
         const preset = MODEL_PRESETS[name];
-        if (!preset) throw new UsageError(`unknown model "${name}"; choose one of ${Object.keys(MODEL_PRESETS).join(', ')}`);
+        if (LLM_PRESETS[name]) {
+          const m = await pullLlm({ modelDir, preset: LLM_PRESETS[name], hubUrl: process.env.HEARTH_MODEL_HUB_URL?.trim() || undefined, activate, log: err });
+          out(`pulled chat model ${describeLlm(m)}${activate ? ' (active)' : ''}`);
+          return 0;
+        }
+        if (!preset) throw new UsageError(`unknown model "${name}"; choose one of ${[...Object.keys(MODEL_PRESETS), ...Object.keys(LLM_PRESETS)].join(', ')}`);
         const m = await pullModel({ modelDir, preset, hubUrl: process.env.HEARTH_MODEL_HUB_URL?.trim() || undefined, activate, log: err });
         out(`pulled ${describe(m)}${activate ? ' (active)' : ''}`);
         return 0;
@@ -113,6 +128,18 @@ export async function main(argv: string[], out = (line: string) => console.log(l
         });
         await setActiveModel(modelDir, arg);
         out(`active embedding model: ${arg}`);
+        return 0;
+      }
+      case 'import-llm': {
+        if (!arg) throw new UsageError('import-llm needs a .gguf file');
+        const m = await importLlm(arg, { modelDir, id: values.id, name: values.name, licence: values.licence, activate });
+        out(`imported chat model ${describeLlm(m)}${activate ? ' (active)' : ''}`);
+        return 0;
+      }
+      case 'use-llm': {
+        if (!arg) throw new UsageError('use-llm needs a model id');
+        await setActiveLlm(modelDir, arg);
+        out(`active chat model: ${arg}`);
         return 0;
       }
       default:

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadEmbedder, type Embedder } from '../native/embeddings/index.js';
 import { openVectorIndex } from '../native/vector-index/hnsw-index.js';
 import { runRetrievalHarness } from '../bench/retrieval-harness.js';
+import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery } from '../plugins/retrieval/keyword-query.js';
 import { buildRetrievalCorpus, questionOverlap } from './fixtures/retrieval-corpus.js';
 import { embedChunks, insertDocuments, type SeededChunk } from './fixtures/search-data.js';
 import { installTinyEmbeddingModel } from './fixtures/tiny-embedding-model.js';
@@ -134,6 +135,17 @@ describe('POST /api/search', () => {
       expect(res.json().error).toMatchObject({ code: 'validation_failed', field });
     });
 
+    it('answers for terms found in thousands of chunks, ranking only a bounded window of them', async () => {
+      const many = Array.from({ length: KEYWORD_LIMITS.probeCap + 100 }, (_, i) => ({ text: `Widget inventory line ${i} counted by the warehouse team.` }));
+      await insertDocuments(t.app.db, [{ filename: 'inventory.csv', chunks: many }, { filename: 'gizmo.txt', chunks: [{ text: 'The widget gizmo needs a spare spring.' }] }]);
+      const common = await search({ query: 'widget', mode: 'keyword' });
+      expect(common.statusCode).toBe(200);
+      expect(common.json().results).toHaveLength(5);
+      for (const r of common.json().results) expect(r.text).toMatch(/widget/i);
+      const rare = await search({ query: 'widget gizmo', mode: 'keyword' });
+      expect(rare.json().results[0].filename).toBe('gizmo.txt');
+    });
+
     it('needs a signed-in user: viewers may search, anonymous callers get 401', async () => {
       expect((await search({ query: 'lighthouse' }, null)).statusCode).toBe(401);
       expect((await search({ query: 'lighthouse' }, 'not-a-token')).statusCode).toBe(401);
@@ -191,6 +203,24 @@ describe('POST /api/search', () => {
       expect(texts.filter((f: string) => ['draft.md', 'broken.pdf', 'waiting.docx'].includes(f))).toEqual([]);
       expect(texts.filter((f: string) => f.startsWith('copy-'))).toHaveLength(1);
     });
+  });
+});
+
+describe('keyword query plan', () => {
+  it('keeps content words, longest first, and drops FTS syntax and function words', () => {
+    expect(candidateTerms('How do I "reset" (the) password* -AND OR NOT vpn?')).toEqual(['password', 'reset', 'vpn']);
+    expect(candidateTerms('to be or not to be')).toEqual([]); // nothing to match on: the vector side answers such queries
+  });
+
+  it('ORs the rare terms within the row budget and lets common ones only refine them', () => {
+    const plan = planKeywordQuery([{ term: 'server', df: 2000 }, { term: 'kestrel', df: 12 }, { term: 'absent', df: 0 }, { term: 'filter', df: 300 }]);
+    expect(plan).toEqual({ match: '("kestrel" OR "filter") OR (("kestrel" OR "filter") AND ("server"))', windowed: false, terms: ['kestrel', 'filter', 'server'] });
+    expect(planKeywordQuery([{ term: 'absent', df: 0 }])).toBeNull();
+  });
+
+  it('with common terms only, ANDs them over a bounded window, relaxing to the rarest alone', () => {
+    const cap = KEYWORD_LIMITS.probeCap;
+    expect(planKeywordQuery([{ term: 'server', df: cap }, { term: 'network', df: 1500 }])).toEqual({ match: '"network" AND "server"', windowed: true, relaxed: '"network"', terms: ['network', 'server'] });
   });
 });
 

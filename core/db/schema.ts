@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+import type { ConversationTurnsTable, ConversationsTable } from './conversations-schema.js';
 import type { ChunksTable, ConnectorsTable, DocumentsTable, IntegrationPagesTable, IntegrationsTable } from './documents-schema.js';
 
 /** The one typed view of the database. Timestamps are epoch milliseconds; JSON columns are text. */
@@ -8,6 +9,8 @@ export interface Database {
   connectors: ConnectorsTable;
   integrations: IntegrationsTable;
   integration_pages: IntegrationPagesTable;
+  conversations: ConversationsTable;
+  conversation_turns: ConversationTurnsTable;
   users: UsersTable;
   settings: SettingsTable;
   auth_sessions: AuthSessionsTable;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { embeddingsRoot, hashModelFiles, modelFolder, MODEL_ID_PATTERN, readManifest, setActiveModel, sha256File, writeManifest, type ModelManifest } from './manifest.js';
+import { embeddingsRoot, hashModelFiles, modelFolder, MODEL_ID_PATTERN, moveIntoPlace, readManifest, setActiveModel, sha256File, writeManifest, type ModelManifest } from './manifest.js';
 import { OnnxEmbedder } from './onnx-embedder.js';
 
 /** Absolute paths of the files that make a model; they are copied under fixed names. */
@@ -103,12 +103,7 @@ export async function installModel(opts: InstallModelOptions): Promise<ModelMani
       installed_at: new Date().toISOString(),
     };
     await writeManifest(staging, manifest);
-    const target = modelFolder(opts.modelDir, opts.id);
-    const old = path.join(root, `.old-${opts.id}-${randomBytes(4).toString('hex')}`);
-    const hadOld = await stat(target).then(() => true, () => false);
-    if (hadOld) await rename(target, old);
-    await rename(staging, target);
-    if (hadOld) await rm(old, { recursive: true, force: true });
+    await moveIntoPlace(staging, modelFolder(opts.modelDir, opts.id));
     if (opts.activate ?? true) await setActiveModel(opts.modelDir, opts.id);
     return manifest;
   } finally {

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /** manifest.json of an installed embedding model, in `${MODEL_DIR}/embeddings/<id>/`. */
@@ -89,6 +89,15 @@ export async function writeManifest(folder: string, manifest: ModelManifest): Pr
   const tmp = path.join(folder, `${MANIFEST_FILE}.tmp`);
   await writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n');
   await rename(tmp, path.join(folder, MANIFEST_FILE));
+}
+
+/** Renames a finished staging folder over the model's folder; an older copy is set aside first, then removed. */
+export async function moveIntoPlace(staging: string, target: string): Promise<void> {
+  const old = path.join(path.dirname(target), `.old-${path.basename(target)}-${randomBytes(4).toString('hex')}`);
+  const hadOld = await stat(target).then(() => true, () => false);
+  if (hadOld) await rename(target, old);
+  await rename(staging, target);
+  if (hadOld) await rm(old, { recursive: true, force: true });
 }
 
 export async function setActiveModel(modelDir: string, id: string): Promise<void> {

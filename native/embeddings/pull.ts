@@ -55,7 +55,7 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = Object.freez
 });
 
 /** Streams one file to disk, hashing as it goes; a wrong size or sha256 deletes it and throws. */
-async function download(url: string, file: string, pin: PinnedFile, log?: (msg: string) => void): Promise<void> {
+export async function download(url: string, file: string, pin: PinnedFile, log?: (msg: string) => void): Promise<void> {
   const res = await fetch(url, { redirect: 'follow' });
   if (!res.ok || !res.body) throw new Error(`GET ${url}: HTTP ${res.status}`);
   const hash = createHash('sha256');

@@ -79,14 +79,14 @@ export class HnswVectorIndex implements VectorIndex {
     return new HnswVectorIndex(index, options, { generation, live: [], savedBytes: 0, restored: false, discarded });
   }
 
-  static async load(options: OpenVectorIndexOptions, sidecar: Sidecar): Promise<HnswVectorIndex> {
+  static async load(options: OpenVectorIndexOptions, sidecar: Sidecar, savedBytes: number): Promise<HnswVectorIndex> {
     const index = new HierarchicalNSW('cosine', options.dimension);
     await index.readIndex(dataFile(options.file, sidecar.generation), true);
     const deleted = new Set(sidecar.deleted);
     const live = index.getIdsList().filter((label) => !deleted.has(label));
     if (live.length !== sidecar.count || index.getNumDimensions() !== options.dimension) throw new Error('index content does not match its sidecar');
     index.setEf(HNSW_PARAMETERS.efSearch);
-    return new HnswVectorIndex(index, options, { generation: sidecar.generation, live, savedBytes: sidecar.bytes, restored: true });
+    return new HnswVectorIndex(index, options, { generation: sidecar.generation, live, savedBytes, restored: true });
   }
 
   size(): number {
@@ -137,6 +137,7 @@ export class HnswVectorIndex implements VectorIndex {
     return this.saving;
   }
 
+  /** The saved data file plus its sidecar. */
   diskBytes(): number {
     return this.savedBytes;
   }
@@ -161,12 +162,13 @@ export class HnswVectorIndex implements VectorIndex {
       saved_at: new Date().toISOString(),
     };
     const temp = `${sidecarFile(this.file)}.tmp`;
-    await writeFile(temp, JSON.stringify(sidecar));
+    const text = JSON.stringify(sidecar);
+    await writeFile(temp, text);
     await fsync(temp);
     await rename(temp, sidecarFile(this.file)); // the commit point: before it the previous save is in force
     await fsync(path.dirname(this.file));
     this.generation = generation;
-    this.savedBytes = bytes + Buffer.byteLength(JSON.stringify(sidecar));
+    this.savedBytes = bytes + Buffer.byteLength(text);
     await removeOtherGenerations(this.file, generation);
   }
 
@@ -225,12 +227,19 @@ async function removeOtherGenerations(file: string, keep: number): Promise<void>
   }
 }
 
-async function readSidecar(file: string): Promise<Sidecar | null> {
+/** The sidecar and its size in bytes; a sidecar that cannot be parsed comes back with format -1. */
+async function readSidecar(file: string): Promise<{ sidecar: Sidecar; bytes: number } | null> {
+  let text: string;
   try {
-    return JSON.parse(await readFile(sidecarFile(file), 'utf8')) as Sidecar;
+    text = await readFile(sidecarFile(file), 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    return { format: -1 } as Sidecar;
+    throw error;
+  }
+  try {
+    return { sidecar: JSON.parse(text) as Sidecar, bytes: Buffer.byteLength(text) };
+  } catch {
+    return { sidecar: { format: -1 } as Sidecar, bytes: 0 };
   }
 }
 
@@ -240,8 +249,9 @@ async function readSidecar(file: string): Promise<Sidecar | null> {
  * result is empty with `discarded` saying why, and the caller rebuilds from SQLite.
  */
 export async function openVectorIndex(options: OpenVectorIndexOptions): Promise<HnswVectorIndex> {
-  const sidecar = await readSidecar(options.file);
-  if (!sidecar) return HnswVectorIndex.empty(options);
+  const saved = await readSidecar(options.file);
+  if (!saved) return HnswVectorIndex.empty(options);
+  const { sidecar } = saved;
   const next = Number.isInteger(sidecar.generation) ? sidecar.generation : 0;
   let problem: string | null = null;
   if (sidecar.format !== SIDECAR_FORMAT) problem = 'unreadable or unknown sidecar';
@@ -253,7 +263,7 @@ export async function openVectorIndex(options: OpenVectorIndexOptions): Promise<
   }
   if (problem) return HnswVectorIndex.empty(options, problem, next);
   try {
-    return await HnswVectorIndex.load(options, sidecar);
+    return await HnswVectorIndex.load(options, sidecar, sidecar.bytes + saved.bytes);
   } catch (error) {
     return HnswVectorIndex.empty(options, `unreadable: ${(error as Error).message}`, next);
   }

@@ -49,6 +49,13 @@ export class DocumentsRepository {
     return this.db.selectFrom('documents').selectAll().where('id', 'in', ids).execute();
   }
 
+  /** Ids of documents by file name, in any case (a chat question naming "budget.pdf" searches that file). */
+  async findIdsByFilenames(filenames: string[]): Promise<string[]> {
+    if (filenames.length === 0) return [];
+    const rows = await this.db.selectFrom('documents').select('id').where((eb) => eb(eb.fn('lower', ['filename']), 'in', filenames.map((name) => name.toLowerCase()))).execute();
+    return rows.map((row) => row.id);
+  }
+
   findByStatus(statuses: DocumentStatus[]): Promise<DocumentRow[]> {
     return this.db.selectFrom('documents').selectAll().where('status', 'in', statuses).orderBy('created_at').execute();
   }

@@ -37,12 +37,10 @@ export function queryWords(query: string): string[] {
   return [...new Set(words)];
 }
 
-/** Content words of the query, longest first; a query of function words only keeps them. */
+/** Content words of the query, longest first. Function words never reach the MATCH: bm25 would read their doclists whole. */
 export function candidateTerms(query: string): string[] {
-  const words = queryWords(query);
-  const content = words.filter((word) => !STOPWORDS.has(word));
-  const pool = content.length ? content : words;
-  return pool
+  return queryWords(query)
+    .filter((word) => !STOPWORDS.has(word))
     .map((word, position) => ({ word, position }))
     .sort((a, b) => b.word.length - a.word.length || a.position - b.position)
     .slice(0, KEYWORD_LIMITS.maxCandidateTerms)

@@ -30,10 +30,13 @@ export interface SearchFilters {
 export class RetrievalRepository {
   constructor(private readonly db: Db) {}
 
-  /** Chunks containing the term, counted up to `cap` (stops early: cheap even for a common term). */
-  async termFrequency(term: string, cap: number): Promise<number> {
-    const { rows } = await sql<{ n: number }>`select count(*) as n from (select rowid from chunks_fts where chunks_fts match ${quoteTerm(term)} limit ${cap})`.execute(this.db);
-    return Number(rows[0]?.n ?? 0);
+  /** Chunks containing each term, counted up to `cap` (stops early: cheap even for a common term); one statement for all terms. */
+  async termFrequencies(terms: string[], cap: number): Promise<number[]> {
+    if (!terms.length) return [];
+    const { rows } = await sql<{ df: number }>`
+      select (select count(*) from (select rowid from chunks_fts where chunks_fts match term.value limit ${cap})) as df
+      from json_each(${JSON.stringify(terms.map(quoteTerm))}) term order by term.key`.execute(this.db);
+    return rows.map((row) => Number(row.df));
   }
 
   /** Rowid of the (offset+1)-th newest match, or 0 when fewer rows match. */
@@ -42,10 +45,13 @@ export class RetrievalRepository {
     return rows[0]?.rowid ?? 0;
   }
 
-  /** Best bm25 matches first, among rows at or above `minRowid`. Text and heading weigh the same. */
+  /**
+   * Best bm25 matches first, among rows at or above `minRowid`. Text and heading weigh the same.
+   * ORDER BY bm25() rather than rank: FTS5's rank sorter scores every match and ignores the rowid bound.
+   */
   async keywordRanked(match: string, limit: number, minRowid = 0): Promise<RankedRowid[]> {
-    const { rows } = await sql<{ rowid: number; rank: number }>`select rowid, rank from chunks_fts where chunks_fts match ${match} and rowid >= ${minRowid} order by rank limit ${limit}`.execute(this.db);
-    return rows.map((row) => ({ rowid: row.rowid, score: -row.rank }));
+    const { rows } = await sql<{ rowid: number; bm25: number }>`select rowid, bm25(chunks_fts) as bm25 from chunks_fts where chunks_fts match ${match} and rowid >= ${minRowid} order by bm25 limit ${limit}`.execute(this.db);
+    return rows.map((row) => ({ rowid: row.rowid, score: -row.bm25 }));
   }
 
   /** The chunks of these rowids that may be returned: their document is indexed and passes the filters. CROSS JOIN keeps the rowid list as the outer loop (else SQLite scans every indexed document's chunks). */

@@ -137,9 +137,8 @@ export class RetrievalService {
 
   private async keywordCandidates(query: string, n: number, filters: SearchFilters, hits: Map<number, ChunkHit>): Promise<Scored[]> {
     const terms = candidateTerms(query);
-    const frequencies = [];
-    for (const term of terms) frequencies.push({ term, df: await this.repository.termFrequency(term, KEYWORD_LIMITS.probeCap) });
-    const plan = planKeywordQuery(frequencies);
+    const frequencies = await this.repository.termFrequencies(terms, KEYWORD_LIMITS.probeCap);
+    const plan = planKeywordQuery(terms.map((term, i) => ({ term, df: frequencies[i] })));
     if (!plan) return [];
     const ranked = async (match: string) => {
       const floor = plan.windowed ? await this.repository.newestMatchFloor(match, KEYWORD_LIMITS.rowBudget) : 0;

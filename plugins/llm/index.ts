@@ -1,0 +1,47 @@
+import fp from 'fastify-plugin';
+import { loadGenerator, type Generator } from '../../native/llm/index.js';
+import { llmRoutes } from './routes.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The chat model, or null (none installed, or it failed to load): answers are then extractive. */
+    generator: Generator | null;
+  }
+}
+
+/**
+ * The chat model (native/llm picks the backend: hosted, INFERENCE_URL, or a local GGUF), its health
+ * probe and GET /api/model-info. A model that fails to load leaves the service up, answering extractively.
+ */
+export default fp(
+  async function llm(app) {
+    let generator: Generator | null = null;
+    let problem = false;
+    try {
+      generator = await loadGenerator({
+        config: app.config.llm,
+        modelDir: app.config.modelDir,
+        timeoutSeconds: () => app.settings.seed('INFERENCE_TIMEOUT_SECONDS'),
+        log: app.log,
+      });
+      if (!generator) app.log.warn('no chat model installed in MODEL_DIR/llm: answers are extractive (npm run models -- pull --model smollm2-135m-instruct-q8, or import-llm)');
+    } catch (error) {
+      problem = true;
+      app.log.error({ err: error }, 'the chat model could not be loaded: answers are extractive');
+    }
+    app.decorate('generator', generator);
+
+    app.health.register('chat_model', async () => {
+      const info = app.generator?.info();
+      if (info) return { status: 'ok', detail: `${info.model} (${info.backend}, ${info.device})` };
+      return problem
+        ? { status: 'error', detail: 'the chat model could not be loaded: answers are extractive' }
+        : { status: 'not_installed', detail: 'no chat model installed: answers are extractive' };
+    });
+    app.addHook('onClose', async () => {
+      await app.generator?.close();
+    });
+    await app.register(llmRoutes);
+  },
+  { name: 'llm', dependencies: ['hearth-guard', 'health', 'index'] },
+);

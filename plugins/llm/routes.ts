@@ -1,0 +1,19 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { ModelInfoView } from './schemas.js';
+
+export const llmRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/api/model-info', {
+    config: { access: { role: 'viewer' } },
+    schema: { summary: 'The chat and embedding models in use', tags: ['models'], response: { 200: ModelInfoView } },
+  }, async (): Promise<ModelInfoView> => {
+    const embedder = app.searchIndex.embedder();
+    return {
+      chat: app.generator?.info() ?? null,
+      embedding: embedder ? { model_id: embedder.modelId, dimension: embedder.dimension, device: embedder.device, max_tokens: embedder.maxTokens } : null,
+      mode: {
+        search: embedder && app.searchIndex.vectors() ? 'hybrid' : 'keyword',
+        answers: app.generator ? 'generative' : 'extractive',
+      },
+    };
+  });
+};

@@ -1,0 +1,414 @@
+import { appendFileSync, chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig, type Config } from '../core/config.js';
+import {
+  GenerationTimeoutError,
+  LLM_PRESETS,
+  GeneratorBusyError,
+  LocalGenerator,
+  UpstreamError,
+  importLlm,
+  loadGenerator,
+  type ChatMessage,
+  type Generator,
+} from '../native/llm/index.js';
+import { main as modelsCli } from '../scripts/models.js';
+import { installTinyEmbeddingModel } from './fixtures/tiny-embedding-model.js';
+import { startApp, TEST_JWT_SECRET, TEST_MFA_KEY, type TestApp } from './helpers.js';
+
+const STORIES = path.resolve(import.meta.dirname, '../../shared/models/stories260K/stories260K.gguf');
+const KEY = 'sk-hearth-test-3f9a1c7e5b2d8046';
+const story: ChatMessage[] = [{ role: 'user', content: 'Once upon a time' }];
+
+const llmConfig = (env: Record<string, string> = {}): Config['llm'] => loadConfig({ JWT_SECRET_KEY: TEST_JWT_SECRET, MFA_ENCRYPTION_KEY: TEST_MFA_KEY, ...env }).llm;
+const tempDir = (name: string) => mkdtempSync(path.join(os.tmpdir(), `hearth-llm-${name}-`));
+
+function captureLog() {
+  const lines: string[] = [];
+  return { lines, log: { info: (m: string) => lines.push(m), warn: (m: string) => lines.push(`WARN ${m}`), debug: (m: string) => lines.push(m) } };
+}
+
+/** The copy is read-only like its source: make it writable, then change one byte's worth. */
+function tamper(file: string): void {
+  chmodSync(file, 0o644);
+  appendFileSync(file, Buffer.from([0]));
+}
+
+/** Runs one generation, recording each streamed piece and when it arrived. */
+async function streamed(gen: Generator, maxTokens: number, signal?: AbortSignal, onPiece?: (count: number) => void, messages = story) {
+  const pieces: string[] = [];
+  const times: number[] = [];
+  const started = performance.now();
+  const result = await gen.generate(messages, { maxTokens, signal, onToken: (text) => (pieces.push(text), times.push(performance.now()), onPiece?.(pieces.length)) });
+  return { result, pieces, times, started, ended: performance.now() };
+}
+
+let modelDir: string;
+beforeAll(async () => {
+  modelDir = tempDir('models');
+  await importLlm(STORIES, { modelDir, id: 'stories260K' });
+});
+afterAll(() => rmSync(modelDir, { recursive: true, force: true }));
+
+describe('local backend: node-llama-cpp on stories260K', () => {
+  let gen: LocalGenerator;
+  let timeout = 30;
+  const captured = captureLog();
+  beforeAll(async () => {
+    const loaded = await loadGenerator({ config: llmConfig({ N_CTX: '65536', N_THREADS: '1' }), modelDir, timeoutSeconds: () => timeout, log: captured.log, maxWaiting: 3 });
+    gen = loaded as LocalGenerator;
+  });
+  afterAll(async () => gen?.close());
+
+  it('loads on the CPU with EFFECTIVE_N_CTX capped by the trained context, and says so', () => {
+    expect(gen).toBeInstanceOf(LocalGenerator);
+    const info = gen.info();
+    expect(info).toMatchObject({ backend: 'local', model: 'stories260K', file: 'stories260K/model.gguf', quantisation: 'F32', threads: 1, gpu_layers: 0, device: 'cpu' });
+    expect(info.context).toMatchObject({ requested: 65536, trained: 2048 });
+    expect(info.context.effective).toBeLessThanOrEqual(2048);
+    expect(info.context.effective).toBeGreaterThanOrEqual(256);
+    expect(info.parameters).toBeGreaterThan(200_000);
+    expect(captured.lines.some((l) => l.startsWith('WARN') && l.includes('N_CTX=65536') && l.includes('2048'))).toBe(true);
+    expect(captured.lines.some((l) => l.includes('no chat template') && l.includes('GeneralChatWrapper'))).toBe(true);
+  });
+
+  it('caps N_THREADS at the cores present', async () => {
+    const { lines, log } = captureLog();
+    const wide = await LocalGenerator.load({ modelPath: STORIES, name: 'wide', nCtx: 512, nThreads: 512, nGpuLayers: -1, timeoutSeconds: 5, log });
+    try {
+      expect(wide.info().threads).toBe(Math.min(512, os.availableParallelism()));
+      expect(wide.info().gpu_layers).toBe(0); // no CUDA GPU on the CI box: N_GPU_LAYERS=-1 falls back to the CPU
+      expect(lines.some((l) => l.includes(`capped at the ${os.availableParallelism()} cores`))).toBe(true);
+    } finally {
+      await wide.close();
+    }
+  });
+
+  it('streams pieces that concatenate to the result and honours maxTokens', async () => {
+    await gen.generate(story, { maxTokens: 4 }); // warm-up: first-run allocations are not what is measured
+    // A prompt the sequence has not seen, so that the time to first token includes evaluating all of it.
+    const fresh: ChatMessage[] = [{ role: 'system', content: 'You write short stories for children.' }, ...story];
+    const { result, pieces, times, started, ended } = await streamed(gen, 128, undefined, undefined, fresh);
+    expect(pieces.length).toBeGreaterThan(1);
+    expect(pieces.join('')).toBe(result.text);
+    expect(result).toMatchObject({ completionTokens: 128, stopReason: 'max_tokens', promptTokens: gen.countPromptTokens(fresh) });
+    const ttft = times[0] - started;
+    console.info(`stories260K on ${os.availableParallelism()} cores, 1 thread: time to first token ${ttft.toFixed(1)} ms (${result.promptTokens}-token prompt), ${(127 / ((ended - times[0]) / 1000)).toFixed(0)} tokens/s`);
+    const short = await gen.generate(story, { maxTokens: 7 });
+    expect(short).toMatchObject({ completionTokens: 7, stopReason: 'max_tokens' });
+  });
+
+  it('counts prompt tokens with its own tokenizer, exactly as many as the sequence evaluates', async () => {
+    const messages: ChatMessage[] = [
+      { role: 'system', content: 'Answer from the sources [1] and [2].' },
+      { role: 'user', content: 'What did Lily find?' },
+      { role: 'assistant', content: 'A red ball [1].' },
+      { role: 'user', content: 'And then?' },
+    ];
+    const counted = gen.countPromptTokens(messages);
+    const result = await gen.generate(messages, { maxTokens: 10 });
+    expect(result.promptTokens).toBe(counted);
+    // The sequence holds the prompt and every generated token but the last (not yet evaluated).
+    const sequence = (gen as unknown as { chat: { sequence: { contextTokens: unknown[] } } }).chat.sequence;
+    expect(sequence.contextTokens.length).toBe(counted + result.completionTokens - 1);
+    const longer = [...messages, { role: 'user' as const, content: 'Tell me more about the big red ball in the park.' }];
+    expect(gen.countPromptTokens(longer)).toBeGreaterThanOrEqual(counted + gen.countTokens('Tell me more about the big red ball in the park.'));
+    expect(gen.countTokens('Once upon a time')).toBeGreaterThan(0);
+  });
+
+  it('stops a running generation quickly when its signal aborts', async () => {
+    const controller = new AbortController();
+    let abortedAt = 0;
+    const run = await streamed(gen, 100_000, controller.signal, (n) => {
+      if (n === 5) (abortedAt = performance.now()), controller.abort();
+    });
+    expect(run.result.stopReason).toBe('cancelled');
+    expect(run.result.completionTokens).toBeGreaterThanOrEqual(5);
+    expect(run.ended - abortedAt).toBeLessThan(500);
+    const already = new AbortController();
+    already.abort();
+    expect((await gen.generate(story, { maxTokens: 50, signal: already.signal })).stopReason).toBe('cancelled');
+  });
+
+  it('stops at INFERENCE_TIMEOUT_SECONDS with GenerationTimeoutError, then serves the next request', async () => {
+    timeout = 0.3;
+    let pieces = 0;
+    const started = performance.now();
+    try {
+      await expect(gen.generate(story, { maxTokens: 100_000, onToken: () => pieces++ })).rejects.toBeInstanceOf(GenerationTimeoutError);
+    } finally {
+      timeout = 30;
+    }
+    expect(pieces).toBeGreaterThan(0);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect((await gen.generate(story, { maxTokens: 5 })).stopReason).toBe('max_tokens');
+  });
+
+  it('runs concurrent requests one at a time, first come first served, without interleaving', async () => {
+    const runs = await Promise.all([0, 1, 2, 3].map(() => streamed(gen, 40)));
+    for (const run of runs) {
+      expect(run.result).toMatchObject({ completionTokens: 40, stopReason: 'max_tokens' });
+      expect(run.pieces.join('')).toBe(run.result.text);
+    }
+    for (let i = 1; i < runs.length; i++) expect(runs[i].times[0]).toBeGreaterThanOrEqual(runs[i - 1].times.at(-1)!);
+  });
+
+  it('refuses beyond the bounded queue and lets an aborted waiter leave it', async () => {
+    const waiter = new AbortController();
+    let waiterPieces = 0;
+    const first = streamed(gen, 300);
+    const left = gen.generate(story, { maxTokens: 300, signal: waiter.signal, onToken: () => waiterPieces++ });
+    const others = [streamed(gen, 20), streamed(gen, 20)];
+    const busy = await gen.generate(story, { maxTokens: 20 }).catch((e: unknown) => e);
+    expect(busy).toBeInstanceOf(GeneratorBusyError);
+    expect((busy as GeneratorBusyError).retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    waiter.abort();
+    expect(await left).toMatchObject({ text: '', stopReason: 'cancelled' });
+    expect(waiterPieces).toBe(0);
+    const done = await Promise.all([first, ...others]);
+    expect(done.map((r) => r.result.stopReason)).toEqual(['max_tokens', 'max_tokens', 'max_tokens']);
+  });
+});
+
+describe('choosing the backend', () => {
+  it('hosted beats INFERENCE_URL, which beats a local GGUF; nothing installed is null', async () => {
+    const both = { INFERENCE_URL: 'http://127.0.0.1:9/', N_THREADS: '1' };
+    const hosted = await loadGenerator({ config: llmConfig({ ...both, LLM_BACKEND: 'hosted', HOSTED_LLM_API_KEY: KEY, HOSTED_LLM_MODEL: 'm' }), modelDir, timeoutSeconds: 5 });
+    expect(hosted?.info()).toMatchObject({ backend: 'hosted', model: 'm', device: 'remote' });
+    const server = await loadGenerator({ config: llmConfig(both), modelDir, timeoutSeconds: 5 });
+    expect(server?.info()).toMatchObject({ backend: 'inference-server', model: 'llama.cpp server' });
+    expect(await loadGenerator({ config: llmConfig(), modelDir: tempDir('empty'), timeoutSeconds: 5 })).toBeNull();
+  });
+
+  it('refuses a GGUF whose sha256 no longer matches its manifest', async () => {
+    const dir = tempDir('tampered');
+    await importLlm(STORIES, { modelDir: dir });
+    tamper(path.join(dir, 'llm', 'stories260K', 'model.gguf'));
+    await expect(loadGenerator({ config: llmConfig(), modelDir: dir, timeoutSeconds: 5 })).rejects.toThrow(/refused: model\.gguf has sha256/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('models CLI for chat models', () => {
+  const cli = async (args: string[], env: Record<string, string>) => {
+    const saved = { ...process.env };
+    Object.assign(process.env, env);
+    const out: string[] = [];
+    try {
+      const code = await modelsCli(args, (l) => out.push(l), (l) => out.push(l));
+      return { code, output: out.join('\n') };
+    } finally {
+      for (const name of Object.keys(env)) {
+        if (saved[name] === undefined) delete process.env[name];
+        else process.env[name] = saved[name];
+      }
+    }
+  };
+
+  it('import-llm installs a GGUF by id and activates it; pull refuses bytes that are not the pinned SmolLM2', async () => {
+    const dir = tempDir('cli');
+    const imported = await cli(['import-llm', STORIES, '--id', 'tiny-story'], { MODEL_DIR: dir });
+    expect(imported).toMatchObject({ code: 0, output: expect.stringMatching(/^imported chat model tiny-story {2}1185376 bytes .*\(active\)$/) });
+    expect(readFileSync(path.join(dir, 'llm', 'ACTIVE'), 'utf8').trim()).toBe('tiny-story');
+    const preset = LLM_PRESETS['smollm2-135m-instruct-q8'];
+    const hub = http.createServer((req, res) => {
+      if (req.url === `/${preset.repo}/resolve/${preset.revision}/${preset.file.path}`) res.end(readFileSync(STORIES));
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => hub.listen(0, '127.0.0.1', resolve));
+    try {
+      const pulled = await cli(['pull', '--model', 'smollm2-135m-instruct-q8'], { MODEL_DIR: dir, HEARTH_MODEL_HUB_URL: `http://127.0.0.1:${(hub.address() as AddressInfo).port}` });
+      expect(pulled.code).toBe(1);
+      expect(pulled.output).toMatch(/1185376 bytes, pinned 144811968/);
+      expect(readdirSync(path.join(dir, 'llm')).sort()).toEqual(['ACTIVE', 'tiny-story']);
+    } finally {
+      await new Promise((resolve) => hub.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('OpenAI-compatible backends against a loopback server', () => {
+  let mode = 'ok';
+  const seen: { url: string; headers: http.IncomingHttpHeaders; body: Record<string, unknown> | null }[] = [];
+  const sse = (res: http.ServerResponse, data: unknown) => res.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+  const delta = (content: string) => ({ object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content }, finish_reason: null }] });
+  const server = http.createServer(async (req, res) => {
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    const body = raw ? JSON.parse(raw) : null;
+    seen.push({ url: req.url!, headers: req.headers, body });
+    if (req.url === '/v1/models') return void res.end(JSON.stringify({ object: 'list', data: [{ id: 'served-model' }] }));
+    if (mode === '401') return void res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `Incorrect API key provided: ${KEY}` } }));
+    if (mode === '429') return void res.writeHead(429, { 'retry-after': '7' }).end('{"error":{"message":"slow down"}}');
+    if (mode === '500') return void res.writeHead(500).end('boom');
+    if (!body?.stream) {
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: 'Hello world' }, finish_reason: 'length' }], usage: { prompt_tokens: 12, completion_tokens: 2 } }));
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    if (mode === 'stall') return void sse(res, delta('Hel')); // and never another byte
+    if (mode === 'slow') {
+      const timer = setInterval(() => sse(res, delta('la ')), 20);
+      return void res.on('close', () => clearInterval(timer));
+    }
+    const event = `data: ${JSON.stringify(delta('lo'))}\n\n`;
+    sse(res, delta('Hel'));
+    res.write(event.slice(0, 9)); // an event split across two writes
+    await new Promise((r) => setTimeout(r, 5));
+    res.write(event.slice(9));
+    sse(res, delta(' world'));
+    sse(res, { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
+    sse(res, { choices: [], usage: { prompt_tokens: 12, completion_tokens: 3 } });
+    sse(res, '[DONE]');
+    res.end();
+  });
+  let base = '';
+  let hosted: Generator;
+  let timeout = 5;
+  const captured = captureLog();
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const config = llmConfig({ LLM_BACKEND: 'hosted', HOSTED_LLM_API_KEY: KEY, HOSTED_LLM_MODEL: 'test-model', HOSTED_LLM_BASE_URL: `${base}/v1` });
+    hosted = (await loadGenerator({ config, modelDir, timeoutSeconds: () => timeout, log: captured.log }))!;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  const failure = async (promise: Promise<unknown>) => {
+    const err = (await promise.catch((e: unknown) => e)) as Error;
+    expect(err.message).not.toContain(KEY);
+    expect(JSON.stringify(err)).not.toContain(KEY);
+    return err;
+  };
+
+  it('streams SSE deltas with the key as a Bearer token, and reads plain JSON without onToken', async () => {
+    mode = 'ok';
+    const pieces: string[] = [];
+    const result = await hosted.generate(story, { maxTokens: 30, temperature: 0.2, onToken: (t) => pieces.push(t) });
+    expect(pieces).toEqual(['Hel', 'lo', ' world']);
+    expect(result).toEqual({ text: 'Hello world', promptTokens: 12, completionTokens: 3, stopReason: 'eos' });
+    const request = seen.at(-1)!;
+    expect(request.url).toBe('/v1/chat/completions');
+    expect(request.headers.authorization).toBe(`Bearer ${KEY}`);
+    expect(request.body).toMatchObject({ model: 'test-model', messages: story, max_tokens: 30, temperature: 0.2, stream: true });
+    expect(await hosted.generate(story, { maxTokens: 2 })).toEqual({ text: 'Hello world', promptTokens: 12, completionTokens: 2, stopReason: 'max_tokens' });
+    expect(seen.at(-1)!.body).toMatchObject({ stream: false });
+    expect(hosted.countTokens('abcdefghi')).toBe(3); // ceil(chars / 4), an estimate
+  });
+
+  it('maps 401, 429, 500 and a refused connection to UpstreamError without the key', async () => {
+    mode = '401';
+    const rejected = await failure(hosted.generate(story, { maxTokens: 5, onToken: () => undefined }));
+    expect(rejected).toBeInstanceOf(UpstreamError);
+    expect(rejected).toMatchObject({ status: 401, message: 'The hosted model rejected the API key' });
+    mode = '429';
+    expect(await failure(hosted.generate(story, { maxTokens: 5 }))).toMatchObject({ status: 429, retryAfterSeconds: 7, message: expect.stringMatching(/rate limiting/) });
+    mode = '500';
+    expect(await failure(hosted.generate(story, { maxTokens: 5 }))).toMatchObject({ status: 500, message: expect.stringMatching(/unavailable/) });
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const config = llmConfig({ LLM_BACKEND: 'hosted', HOSTED_LLM_API_KEY: KEY, HOSTED_LLM_MODEL: 'm', HOSTED_LLM_BASE_URL: `http://127.0.0.1:${port}/v1` });
+    const down = (await loadGenerator({ config, modelDir, timeoutSeconds: 5, log: captured.log }))!;
+    const refused = await failure(down.generate(story, { maxTokens: 5 }));
+    expect(refused).toBeInstanceOf(UpstreamError);
+    expect(refused.message).toMatch(/unreachable/);
+    expect(captured.lines.join('\n')).not.toContain(KEY);
+  });
+
+  it('times out a stalled stream and cancels a stream whose client left', async () => {
+    mode = 'stall';
+    timeout = 0.3;
+    const started = performance.now();
+    try {
+      expect(await failure(hosted.generate(story, { maxTokens: 5, onToken: () => undefined }))).toBeInstanceOf(GenerationTimeoutError);
+    } finally {
+      timeout = 5;
+    }
+    expect(performance.now() - started).toBeLessThan(2_000);
+    mode = 'slow';
+    const controller = new AbortController();
+    const result = await hosted.generate(story, { maxTokens: 500, signal: controller.signal, onToken: (t) => t && setTimeout(() => controller.abort(), 30) });
+    expect(result.stopReason).toBe('cancelled');
+    expect(result.text).toMatch(/^(la )+$/);
+  });
+
+  it('talks to a llama.cpp server on INFERENCE_URL without a key and names its model', async () => {
+    mode = 'ok';
+    const server = (await loadGenerator({ config: llmConfig({ INFERENCE_URL: base }), modelDir, timeoutSeconds: 5 }))!;
+    expect(server.info()).toMatchObject({ backend: 'inference-server', model: 'served-model', file: null });
+    expect((await server.generate(story, { maxTokens: 5, onToken: () => undefined })).text).toBe('Hello world');
+    expect(seen.at(-1)!.url).toBe('/v1/chat/completions');
+    expect(seen.at(-1)!.headers.authorization).toBeUndefined();
+    mode = '401';
+    expect(await failure(server.generate(story, { maxTokens: 5 }))).toMatchObject({ message: 'The inference server refused the request (HTTP 401)' });
+  });
+
+  it('keeps the key out of the service logs and of GET /api/model-info', async () => {
+    const t = await startApp({ LLM_BACKEND: 'hosted', HOSTED_LLM_API_KEY: KEY, HOSTED_LLM_MODEL: 'test-model', HOSTED_LLM_BASE_URL: `${base}/v1` });
+    try {
+      const viewer = (await t.userWithRole('viewer')).access;
+      const info = await t.request({ method: 'GET', url: '/api/model-info', token: viewer });
+      expect(info.json().chat).toMatchObject({ backend: 'hosted', model: 'test-model', device: 'remote' });
+      expect(info.body).not.toContain(KEY);
+      mode = '401';
+      await failure(t.app.generator!.generate(story, { maxTokens: 5, onToken: () => undefined }));
+      mode = '500';
+      await failure(t.app.generator!.generate(story, { maxTokens: 5 }));
+      expect(t.logs()).toContain('HTTP 500');
+      expect(t.logs()).not.toContain(KEY);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('GET /api/model-info and the chat_model health probe', () => {
+  let t: TestApp;
+  afterEach(async () => t.close());
+
+  it('without a model: extractive answers, still useful; anonymous is refused', async () => {
+    t = await startApp();
+    expect((await t.request({ method: 'GET', url: '/api/model-info' })).statusCode).toBe(401);
+    const viewer = (await t.userWithRole('viewer')).access;
+    const res = await t.request({ method: 'GET', url: '/api/model-info', token: viewer });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ chat: null, embedding: null, mode: { search: 'keyword', answers: 'extractive' } });
+    const health = (await t.request({ method: 'GET', url: '/api/health' })).json();
+    expect(health.components.chat_model.status).toBe('not_installed');
+    expect(health.capabilities.answers).toBe('extractive');
+    expect(t.app.generator).toBeNull();
+  });
+
+  it('with stories260K and an embedding model: the local model, its context and the embedder', async () => {
+    await installTinyEmbeddingModel(modelDir);
+    t = await startApp({ MODEL_DIR: modelDir, N_CTX: '4096', N_THREADS: '1' });
+    const viewer = (await t.userWithRole('viewer')).access;
+    const body = (await t.request({ method: 'GET', url: '/api/model-info', token: viewer })).json();
+    expect(body.chat).toMatchObject({ backend: 'local', model: 'stories260K', file: 'stories260K/model.gguf', threads: 1, device: 'cpu', context: { requested: 4096, trained: 2048 } });
+    expect(body.chat.context.effective).toBeLessThanOrEqual(2048);
+    expect(body.embedding).toMatchObject({ model_id: expect.stringMatching(/^tiny-test-minilm-shape@/), dimension: 32, device: 'cpu', max_tokens: 256 });
+    expect(body.mode).toEqual({ search: 'hybrid', answers: 'generative' });
+    const health = (await t.request({ method: 'GET', url: '/api/health' })).json();
+    expect(health.components.chat_model).toMatchObject({ status: 'ok', detail: 'stories260K (local, cpu)' });
+    expect(t.logs()).toMatch(/N_CTX=4096 exceeds the 2048 tokens/);
+  });
+
+  it('a tampered model: the service starts, health says error, answers are extractive', async () => {
+    const dir = tempDir('tampered-app');
+    await importLlm(STORIES, { modelDir: dir });
+    tamper(path.join(dir, 'llm', 'stories260K', 'model.gguf'));
+    t = await startApp({ MODEL_DIR: dir });
+    const health = (await t.request({ method: 'GET', url: '/api/health' })).json();
+    expect(health.components.chat_model.status).toBe('error');
+    const viewer = (await t.userWithRole('viewer')).access;
+    expect((await t.request({ method: 'GET', url: '/api/model-info', token: viewer })).json().chat).toBeNull();
+  });
+});
