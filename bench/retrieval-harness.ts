@@ -103,7 +103,7 @@ export function formatHarnessReport(report: HarnessReport): string {
   return lines.join('\n');
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
   const { loadEmbedder } = await import('../native/embeddings/index.js');
   let modelDir = process.env.MODEL_DIR;
   let temp: string | undefined;

