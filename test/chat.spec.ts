@@ -117,6 +117,20 @@ describe('chat without a chat model (extractive answers)', () => {
     expect(unknown.sources[0].filename).toBe('harbour-log.md');
   });
 
+  it('rewrites a follow-up with the previous questions\' key terms (RAG_QUERY_REWRITE_ENABLED), no model needed', async () => {
+    await t.app.settings.set({ RAG_QUERY_REWRITE_ENABLED: true });
+    try {
+      const first = (await chat({ query: 'When was the copper lantern replaced?' })).json();
+      const followUp = (await chat({ query: 'and who paid for it?', conversation_id: first.conversation_id })).json();
+      expect(followUp).toMatchObject({ mode: 'extractive', retrieval_settings: { rewritten_query: 'and who paid for it? replaced lantern copper' } });
+      expect(followUp.sources[0].text).toContain('maintenance fund');
+      // A standalone question is searched as asked.
+      expect((await chat({ query: 'How many apple trees grow in the orchard?', conversation_id: first.conversation_id })).json().retrieval_settings.rewritten_query).toBeNull();
+    } finally {
+      await t.app.settings.set({ RAG_QUERY_REWRITE_ENABLED: false });
+    }
+  });
+
   it('continues a conversation; another user\'s or an unknown id is a 404, before anything streams', async () => {
     const first = (await chat({ query: 'How many apple trees are in the orchard?' })).json();
     const second = await chat({ query: 'When does pruning happen?', conversation_id: first.conversation_id });

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../core/config.js';
 import {
   GenerationTimeoutError,
@@ -17,6 +17,7 @@ import {
   type Generator,
 } from '../native/llm/index.js';
 import { main as modelsCli } from '../scripts/models.js';
+import { OpenAIWireServer } from './fixtures/openai-wire-server.js';
 import { installTinyEmbeddingModel } from './fixtures/tiny-embedding-model.js';
 import { startApp, TEST_JWT_SECRET, TEST_MFA_KEY, type TestApp } from './helpers.js';
 
@@ -233,53 +234,19 @@ describe('models CLI for chat models', () => {
 });
 
 describe('OpenAI-compatible backends against a loopback server', () => {
-  let mode = 'ok';
-  const seen: { url: string; headers: http.IncomingHttpHeaders; body: Record<string, unknown> | null }[] = [];
-  const sse = (res: http.ServerResponse, data: unknown) => res.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
-  const delta = (content: string) => ({ object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content }, finish_reason: null }] });
-  const server = http.createServer(async (req, res) => {
-    let raw = '';
-    for await (const chunk of req) raw += chunk;
-    const body = raw ? JSON.parse(raw) : null;
-    seen.push({ url: req.url!, headers: req.headers, body });
-    if (req.url === '/v1/models') return void res.end(JSON.stringify({ object: 'list', data: [{ id: 'served-model' }] }));
-    if (mode === '401') return void res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `Incorrect API key provided: ${KEY}` } }));
-    if (mode === '429') return void res.writeHead(429, { 'retry-after': '7' }).end('{"error":{"message":"slow down"}}');
-    if (mode === '500') return void res.writeHead(500).end('boom');
-    if (!body?.stream) {
-      return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: 'Hello world' }, finish_reason: 'length' }], usage: { prompt_tokens: 12, completion_tokens: 2 } }));
-    }
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    if (mode === 'stall') return void sse(res, delta('Hel')); // and never another byte
-    if (mode === 'slow') {
-      const timer = setInterval(() => sse(res, delta('la ')), 20);
-      return void res.on('close', () => clearInterval(timer));
-    }
-    const event = `data: ${JSON.stringify(delta('lo'))}\n\n`;
-    sse(res, delta('Hel'));
-    res.write(event.slice(0, 9)); // an event split across two writes
-    await new Promise((r) => setTimeout(r, 5));
-    res.write(event.slice(9));
-    sse(res, delta(' world'));
-    sse(res, { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
-    sse(res, { choices: [], usage: { prompt_tokens: 12, completion_tokens: 3 } });
-    sse(res, '[DONE]');
-    res.end();
-  });
-  let base = '';
+  let wire: OpenAIWireServer;
   let hosted: Generator;
   let timeout = 5;
   const captured = captureLog();
+  const hello = { pieces: ['Hel', 'lo', ' world'], usage: { prompt_tokens: 12, completion_tokens: 3 } };
+  const unauthorised = { status: 401, body: { error: { message: `Incorrect API key provided: ${KEY}`, type: 'invalid_request_error', code: 'invalid_api_key' } } };
   beforeAll(async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const config = llmConfig({ LLM_BACKEND: 'hosted', HOSTED_LLM_API_KEY: KEY, HOSTED_LLM_MODEL: 'test-model', HOSTED_LLM_BASE_URL: `${base}/v1` });
+    wire = await OpenAIWireServer.start();
+    const config = llmConfig(wire.hostedEnv(KEY));
     hosted = (await loadGenerator({ config, modelDir, timeoutSeconds: () => timeout, log: captured.log }))!;
   });
-  afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
+  afterAll(async () => wire.close());
+  beforeEach(() => wire.reset());
   const failure = async (promise: Promise<unknown>) => {
     const err = (await promise.catch((e: unknown) => e)) as Error;
     expect(err.message).not.toContain(KEY);
@@ -288,28 +255,26 @@ describe('OpenAI-compatible backends against a loopback server', () => {
   };
 
   it('streams SSE deltas with the key as a Bearer token, and reads plain JSON without onToken', async () => {
-    mode = 'ok';
+    wire.script(hello, { pieces: ['Hello world'], finishReason: 'length', usage: { prompt_tokens: 12, completion_tokens: 2 } });
     const pieces: string[] = [];
     const result = await hosted.generate(story, { maxTokens: 30, temperature: 0.2, onToken: (t) => pieces.push(t) });
     expect(pieces).toEqual(['Hel', 'lo', ' world']);
     expect(result).toEqual({ text: 'Hello world', promptTokens: 12, completionTokens: 3, stopReason: 'eos' });
-    const request = seen.at(-1)!;
+    const request = wire.requests.at(-1)!;
     expect(request.url).toBe('/v1/chat/completions');
     expect(request.headers.authorization).toBe(`Bearer ${KEY}`);
-    expect(request.body).toMatchObject({ model: 'test-model', messages: story, max_tokens: 30, temperature: 0.2, stream: true });
+    expect(request.body).toMatchObject({ model: 'test-model', messages: story, max_tokens: 30, temperature: 0.2, stream: true, stream_options: { include_usage: true } });
     expect(await hosted.generate(story, { maxTokens: 2 })).toEqual({ text: 'Hello world', promptTokens: 12, completionTokens: 2, stopReason: 'max_tokens' });
-    expect(seen.at(-1)!.body).toMatchObject({ stream: false });
+    expect(wire.requests.at(-1)!.body).toMatchObject({ stream: false });
     expect(hosted.countTokens('abcdefghi')).toBe(3); // ceil(chars / 4), an estimate
   });
 
   it('maps 401, 429, 500 and a refused connection to UpstreamError without the key', async () => {
-    mode = '401';
+    wire.script(unauthorised, { status: 429, headers: { 'retry-after': '7' }, body: { error: { message: 'slow down' } } }, { status: 500, body: 'boom' });
     const rejected = await failure(hosted.generate(story, { maxTokens: 5, onToken: () => undefined }));
     expect(rejected).toBeInstanceOf(UpstreamError);
     expect(rejected).toMatchObject({ status: 401, message: 'The hosted model rejected the API key' });
-    mode = '429';
     expect(await failure(hosted.generate(story, { maxTokens: 5 }))).toMatchObject({ status: 429, retryAfterSeconds: 7, message: expect.stringMatching(/rate limiting/) });
-    mode = '500';
     expect(await failure(hosted.generate(story, { maxTokens: 5 }))).toMatchObject({ status: 500, message: expect.stringMatching(/unavailable/) });
     const closed = http.createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
@@ -324,7 +289,7 @@ describe('OpenAI-compatible backends against a loopback server', () => {
   });
 
   it('times out a stalled stream and cancels a stream whose client left', async () => {
-    mode = 'stall';
+    wire.script({ pieces: ['Hel', 'lo'], stallAfter: 1 }, { pieces: Array.from({ length: 500 }, () => 'la '), delayMs: 20 });
     timeout = 0.3;
     const started = performance.now();
     try {
@@ -333,34 +298,32 @@ describe('OpenAI-compatible backends against a loopback server', () => {
       timeout = 5;
     }
     expect(performance.now() - started).toBeLessThan(2_000);
-    mode = 'slow';
     const controller = new AbortController();
     const result = await hosted.generate(story, { maxTokens: 500, signal: controller.signal, onToken: (t) => t && setTimeout(() => controller.abort(), 30) });
     expect(result.stopReason).toBe('cancelled');
     expect(result.text).toMatch(/^(la )+$/);
+    expect(await wire.requests.at(-1)!.ended).toBe(true);
   });
 
   it('talks to a llama.cpp server on INFERENCE_URL without a key and names its model', async () => {
-    mode = 'ok';
-    const server = (await loadGenerator({ config: llmConfig({ INFERENCE_URL: base }), modelDir, timeoutSeconds: 5 }))!;
+    wire.script(hello, unauthorised);
+    const server = (await loadGenerator({ config: llmConfig({ INFERENCE_URL: wire.url }), modelDir, timeoutSeconds: 5 }))!;
     expect(server.info()).toMatchObject({ backend: 'inference-server', model: 'served-model', file: null });
     expect((await server.generate(story, { maxTokens: 5, onToken: () => undefined })).text).toBe('Hello world');
-    expect(seen.at(-1)!.url).toBe('/v1/chat/completions');
-    expect(seen.at(-1)!.headers.authorization).toBeUndefined();
-    mode = '401';
+    expect(wire.requests.map((request) => `${request.method} ${request.url}`)).toEqual(['GET /v1/models', 'POST /v1/chat/completions']);
+    expect(wire.requests.at(-1)!.headers.authorization).toBeUndefined();
     expect(await failure(server.generate(story, { maxTokens: 5 }))).toMatchObject({ message: 'The inference server refused the request (HTTP 401)' });
   });
 
   it('keeps the key out of the service logs and of GET /api/model-info', async () => {
-    const t = await startApp({ LLM_BACKEND: 'hosted', HOSTED_LLM_API_KEY: KEY, HOSTED_LLM_MODEL: 'test-model', HOSTED_LLM_BASE_URL: `${base}/v1` });
+    const t = await startApp(wire.hostedEnv(KEY));
     try {
       const viewer = (await t.userWithRole('viewer')).access;
       const info = await t.request({ method: 'GET', url: '/api/model-info', token: viewer });
       expect(info.json().chat).toMatchObject({ backend: 'hosted', model: 'test-model', device: 'remote' });
       expect(info.body).not.toContain(KEY);
-      mode = '401';
+      wire.script(unauthorised, { status: 500, body: 'boom' });
       await failure(t.app.generator!.generate(story, { maxTokens: 5, onToken: () => undefined }));
-      mode = '500';
       await failure(t.app.generator!.generate(story, { maxTokens: 5 }));
       expect(t.logs()).toContain('HTTP 500');
       expect(t.logs()).not.toContain(KEY);
