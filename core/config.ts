@@ -87,6 +87,10 @@ export interface Config {
     classifierLlmMaxTokens: number;
   };
   embedDevice: 'auto' | 'cpu' | 'cuda';
+  /** HEARTH_DEFAULT_EMBEDDER: with no embedding model installed, build Hearth's own (build) or stay on keywords (off). */
+  defaultEmbedder: 'build' | 'off';
+  /** HEARTH_DEFAULT_EMBEDDER_DIMENSION: vector size of that build (256; smaller only to save build time in tests). */
+  defaultEmbedderDimension: number;
 
   email: {
     provider: 'console' | 'smtp';
@@ -378,6 +382,8 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       classifierLlmMaxTokens: int(env, 'RAG_CLASSIFIER_LLM_MAX_TOKENS', 64, 1, 4096),
     },
     embedDevice: oneOf(env, 'EMBED_DEVICE', ['auto', 'cpu', 'cuda'] as const, 'auto'),
+    defaultEmbedder: oneOf(env, 'HEARTH_DEFAULT_EMBEDDER', ['build', 'off'] as const, 'build', true),
+    defaultEmbedderDimension: int(env, 'HEARTH_DEFAULT_EMBEDDER_DIMENSION', 256, 8, 1024),
 
     email: {
       provider: emailProvider,

@@ -15,6 +15,7 @@ import {
   setActiveModel,
   type ModelManifest,
 } from '../native/embeddings/index.js';
+import { DEFAULT_EMBEDDER_DIMENSION, installDefaultModel } from '../native/embeddings/default-model/build.js';
 import { LLM_PRESETS, importLlm, pullLlm, setActiveLlm, type LlmManifest } from '../native/llm/index.js';
 
 const USAGE = `Hearth models (embedding models under MODEL_DIR/embeddings, chat models under MODEL_DIR/llm; nothing downloads unless you run pull)
@@ -26,6 +27,10 @@ const USAGE = `Hearth models (embedding models under MODEL_DIR/embeddings, chat 
       Downloads a recommended model by pinned revision and sha256 (default ${DEFAULT_PRESET}); the chat
       model ${Object.keys(LLM_PRESETS).join(', ')} goes to MODEL_DIR/llm.
       HEARTH_MODEL_HUB_URL points at a mirror (default ${DEFAULT_HUB_URL}).
+  models build-default [--dimension N] [--no-activate]
+      Builds Hearth's own offline embedder (hearth-wordnet-static: WordNet 3.1 PPMI + SVD static token
+      vectors on the all-MiniLM-L6-v2 WordPiece vocabulary, ${DEFAULT_EMBEDDER_DIMENSION} dimensions) deterministically,
+      with no network, and installs it (sha256, manifest) as the active model. Under a minute on 2 cores.
   models list
       Installed models; * marks the active one.
   models use ID
@@ -75,6 +80,7 @@ export async function main(argv: string[], out = (line: string) => console.log(l
         file: { type: 'string' },
         model: { type: 'string' },
         'no-activate': { type: 'boolean' },
+        dimension: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -111,6 +117,12 @@ export async function main(argv: string[], out = (line: string) => console.log(l
         if (!preset) throw new UsageError(`unknown model "${name}"; choose one of ${[...Object.keys(MODEL_PRESETS), ...Object.keys(LLM_PRESETS)].join(', ')}`);
         const m = await pullModel({ modelDir, preset, hubUrl: process.env.HEARTH_MODEL_HUB_URL?.trim() || undefined, activate, log: err });
         out(`pulled ${describe(m)}${activate ? ' (active)' : ''}`);
+        return 0;
+      }
+      case 'build-default': {
+        const m = await installDefaultModel({ modelDir, dimension: positiveInteger('dimension', values.dimension), activate, progress: (line) => err(`build-default: ${line}`) });
+        out(`built ${describe(m)}${activate ? ' (active)' : ''}`);
+        out(`sha256 ${m.sha256[m.files.model]}  ${m.files.model}`);
         return 0;
       }
       case 'list': {

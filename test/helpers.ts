@@ -30,7 +30,7 @@ export interface TestApp {
 export async function startApp(env: Record<string, string> = {}, dataDir?: string, removeOnClose = !dataDir, secretDirs: string[] = []): Promise<TestApp> {
   const dir = dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'hearth-test-'));
   const config = loadConfig(
-    { JWT_SECRET_KEY: TEST_JWT_SECRET, MFA_ENCRYPTION_KEY: TEST_MFA_KEY, LOG_LEVEL: 'DEBUG', ...env, DATA_DIR: dir },
+    { JWT_SECRET_KEY: TEST_JWT_SECRET, MFA_ENCRYPTION_KEY: TEST_MFA_KEY, LOG_LEVEL: 'DEBUG', HEARTH_DEFAULT_EMBEDDER: 'off', ...env, DATA_DIR: dir },
     { secretDirs },
   );
   let captured = '';

@@ -19,6 +19,8 @@ export interface InstallModelOptions {
   source: string;
   name?: string;
   licence?: string;
+  /** How a built model was made: recorded in the manifest. */
+  method?: string;
   /** Token limit; read from the source folder's configs when not given. */
   maxTokens?: number;
   /** sha256 each source file must have (by key of `files`): checked on the copies. */
@@ -100,6 +102,7 @@ export async function installModel(opts: InstallModelOptions): Promise<ModelMani
       normalize: true,
       source: opts.source,
       licence: opts.licence ?? 'unknown (not stated by the source)',
+      ...(opts.method ? { method: opts.method } : {}),
       installed_at: new Date().toISOString(),
     };
     await writeManifest(staging, manifest);

@@ -19,6 +19,8 @@ export interface ModelManifest {
   /** Where it came from: 'import:/path', 'pull:<url>', 'built:<builder>'. */
   source: string;
   licence: string;
+  /** How a built model was made (the default embedder records its method here). */
+  method?: string;
   installed_at: string;
 }
 

@@ -10,6 +10,8 @@ export const llmRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return {
       chat: app.generator?.info() ?? null,
       embedding: embedder ? { model_id: embedder.modelId, dimension: embedder.dimension, device: embedder.device, max_tokens: embedder.maxTokens } : null,
+      // Absent when HEARTH_DEFAULT_EMBEDDER=off.
+      default_embedder: app.defaultEmbedder && app.defaultEmbedder.state !== 'off' ? { state: app.defaultEmbedder.state, detail: app.defaultEmbedder.detail } : undefined,
       mode: {
         search: embedder && app.searchIndex.vectors() ? 'hybrid' : 'keyword',
         answers: app.generator ? 'generative' : 'extractive',

@@ -29,6 +29,10 @@ export const EmbeddingModelView = Type.Object({
 export const ModelInfoView = Type.Object({
   chat: Nullable(ChatModelView),
   embedding: Nullable(EmbeddingModelView),
+  default_embedder: Type.Optional(Type.Object({
+    state: StringEnum(['off', 'not_needed', 'building', 'installed', 'failed'] as const, { description: "Hearth's built-in embedder (HEARTH_DEFAULT_EMBEDDER): building at first start when no model is installed, installed when in use" }),
+    detail: Type.String(),
+  })),
   mode: Type.Object({
     search: StringEnum(['hybrid', 'keyword'] as const),
     answers: StringEnum(['generative', 'extractive'] as const),

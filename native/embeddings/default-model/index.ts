@@ -1,0 +1,53 @@
+import { Worker } from 'node:worker_threads';
+import type { ModelManifest } from '../manifest.js';
+import type { InstallDefaultOptions } from './build.js';
+
+export {
+  DEFAULT_EMBEDDER_DIMENSION,
+  DEFAULT_EMBEDDER_ID,
+  DEFAULT_EMBEDDER_LICENCE,
+  DEFAULT_EMBEDDER_METHOD,
+  DEFAULT_EMBEDDER_SOURCE,
+  buildDefaultModelBytes,
+  installDefaultModel,
+  type BuildOptions,
+  type InstallDefaultOptions,
+} from './build.js';
+
+/** From source (vitest, tsx) the worker is TypeScript; in dist/ tsup builds it as default-embedder-worker.js. */
+function workerEntry(): { url: URL; execArgv?: string[] } {
+  const fromSource = import.meta.url.endsWith('.ts');
+  const url = new URL(fromSource ? './worker.ts' : './default-embedder-worker.js', import.meta.url);
+  return fromSource ? { url, execArgv: [] } : { url };
+}
+
+export interface BackgroundBuild {
+  done: Promise<ModelManifest>;
+  /** Stops the build (service shutdown); `done` then rejects. */
+  cancel(): Promise<void>;
+}
+
+/** Builds and installs the default embedder in a worker thread (a ~45 s CPU-bound job must not block requests). */
+export function installDefaultModelInBackground(options: Omit<InstallDefaultOptions, 'progress'>, progress: (message: string) => void): BackgroundBuild {
+  const { url, execArgv } = workerEntry();
+  // From source a JavaScript bootstrap imports worker.ts once tsx's loader is in place.
+  const worker = execArgv
+    ? new Worker(new URL('./worker-bootstrap.mjs', import.meta.url), { workerData: { ...options, entry: url.href }, execArgv })
+    : new Worker(url, { workerData: options });
+  let cancelled = false;
+  const done = new Promise<ModelManifest>((resolve, reject) => {
+    worker.on('message', (msg: { type: string; message?: string; manifest?: ModelManifest }) => {
+      if (msg.type === 'progress' && msg.message) progress(msg.message);
+      if (msg.type === 'done' && msg.manifest) resolve(msg.manifest);
+    });
+    worker.on('error', reject);
+    worker.on('exit', (code) => reject(new Error(cancelled ? 'default embedder build cancelled' : `default embedder build worker exited with code ${code}`)));
+  });
+  return {
+    done,
+    async cancel() {
+      cancelled = true;
+      await worker.terminate();
+    },
+  };
+}
