@@ -67,11 +67,11 @@ export interface BuiltModel {
 export function defaultTokenizerDir(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
-    const candidate = path.join(dir, 'assets', 'default-embedder');
+    const candidate = path.join(dir, 'native', 'embeddings', 'default-model', 'tokenizer');
     if (existsSync(path.join(candidate, 'tokenizer.json'))) return candidate;
     dir = path.dirname(dir);
   }
-  throw new Error('assets/default-embedder/tokenizer.json not found (it ships with Hearth)');
+  throw new Error('native/embeddings/default-model/tokenizer/tokenizer.json not found (it ships with Hearth)');
 }
 
 const STOPWORDS = new Set(
