@@ -14,14 +14,18 @@
  * (default 10), BENCH_PIPELINING (default 1), BENCH_CPU_PROF=1 (write V8 CPU profiles of the
  * server children to bench/results/profiles/, for `chrome://inspect` or speedscope).
  *
- * Then two more sections (BENCH_ONLY=api|ingest|search runs one of the three):
+ * Then three more sections (BENCH_ONLY=api|ingest|search|chat runs one of the four):
  *   ingest  bench/ingest.ts: a 200-page PDF and 1,000 text files uploaded to the built service,
  *           pages/s, files/s and chunks/s, as a fraction of the raw embedding throughput of the
  *           same model measured alone in the same run (target >= 80%), and the service's peak RSS.
  *           BENCH_INGEST_PAGES, BENCH_INGEST_FILES, BENCH_INGEST_CONCURRENCY, BENCH_EMBED_SECONDS.
  *   search  bench/search.ts: POST /api/search p50/p95 at 10k and 100k chunks against raw hnswlib
  *           and FTS5 query times. BENCH_SEARCH_SIZES, BENCH_SEARCH_QUERIES.
- * Both use the tiny test embedding model (the only one on the bench machine; they say so).
+ *   chat    bench/chat.ts: time to first token and tokens/s of the local model (stories260K) through
+ *           node-llama-cpp directly, and what POST /api/chat (SSE, over HTTP) adds before the first
+ *           token at 10k and 100k chunks against the same prompt run directly (target < 50 ms).
+ *           BENCH_CHAT_SIZES, BENCH_CHAT_QUESTIONS, BENCH_CHAT_WARMUP, BENCH_CHAT_RUNS, BENCH_CHAT_THREADS.
+ * All use the tiny test embedding model (the only one on the bench machine; they say so).
  * bench/results/latest.json keeps the latest figures of every section: a section not run keeps
  * its previous figures (`measured_at` says when each was taken).
  */
@@ -36,6 +40,7 @@ import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD } from '../core/config.js';
 import { loadEmbedder } from '../native/embeddings/index.js';
 import { installTinyEmbeddingModel } from '../test/fixtures/tiny-embedding-model.js';
 import { benchIngest, formatIngestSummary, ingestTable } from './ingest.js';
+import { benchChat, chatTable, formatChatBench } from './chat.js';
 import { benchSearch, formatSearchBench } from './search.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -265,7 +270,7 @@ async function benchApi(serverScript: string) {
 
 // --- main ---
 
-const SECTIONS = ['api', 'ingest', 'search'] as const;
+const SECTIONS = ['api', 'ingest', 'search', 'chat'] as const;
 type Section = (typeof SECTIONS)[number];
 
 async function main(): Promise<void> {
@@ -338,6 +343,26 @@ async function main(): Promise<void> {
     } finally {
       await embedder.close();
     }
+  }
+
+  if (runs('chat')) {
+    console.log('\n== Chat: time to first token of the local model, and what the service adds before it (stories260K; tiny test embedding model)');
+    const profiles = cpuProfile ? path.join(RESULTS_DIR, 'profiles') : undefined;
+    if (profiles) mkdirSync(profiles, { recursive: true });
+    const chat = await benchChat({
+      serverScript,
+      sizes: (process.env.BENCH_CHAT_SIZES ?? '10000,100000').split(',').map(Number),
+      questions: envNumber('BENCH_CHAT_QUESTIONS', 20),
+      warmup: envNumber('BENCH_CHAT_WARMUP', 3),
+      directRuns: envNumber('BENCH_CHAT_RUNS', 20),
+      threads: envNumber('BENCH_CHAT_THREADS', 1),
+      cpuProfileDir: profiles,
+    });
+    console.log('');
+    console.table(chatTable(chat));
+    console.log(formatChatBench(chat));
+    latest.chat = chat;
+    measuredAt.chat = now;
   }
 
   writeFileSync(file, `${JSON.stringify({ ...latest, date: now, machine, measured_at: measuredAt }, null, 2)}\n`);
