@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { clock } from '../../core/clock.js';
 import type { SecretBox } from '../../core/crypto/secret-box.js';
 import { HttpError, badRequest, conflict } from '../../core/errors.js';
@@ -10,6 +10,7 @@ import type { UsersService } from '../users/service.js';
 import { RECOVERY_CODE_COUNT, hashRecoveryCode, newRecoveryCode, recoveryCodeMatches } from './recovery-code.js';
 import type { MfaRepository, TotpRow } from './repository.js';
 import { newTotpSecret, totpCodeStep, totpQrCode } from './totp-code.js';
+import { digestSecret } from '../../core/crypto/secret-digest.js';
 
 export const MFA_TOKEN_LIFETIME_MS = 5 * 60 * 1000;
 export const MFA_MAX_ATTEMPTS = 5;
@@ -18,7 +19,7 @@ const MFA_TOKEN_RETENTION_MS = 24 * 60 * 60 * 1000;
 const LOG_IN_AGAIN = 'log in again (POST /api/auth/login)';
 
 const TOTP_CODE = /^[0-9]{6}$/;
-const mfaTokenId = (token: string) => createHash('sha256').update(token).digest('hex');
+const mfaTokenId = digestSecret;
 const totpContext = (userId: string) => `totp:${userId}`;
 /** 401 without WWW-Authenticate: the client has no bearer token to fix, it must start the login over. */
 const loginAgain = (code: string, why: string) => new HttpError(401, code, `${why}; ${LOG_IN_AGAIN}`);

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import * as client from 'openid-client';
 import type { Role } from '../../core/auth/guard.js';
@@ -9,6 +9,7 @@ import type { SessionService, TokenPair } from '../sessions/service.js';
 import type { UsersRepository } from '../users/repository.js';
 import { type OidcProvider, type OidcProviders, describeIdpError, discover } from './providers.js';
 import type { OidcRepository } from './repository.js';
+import { digestSecret } from '../../core/crypto/secret-digest.js';
 
 /** A started login may be finished within 10 minutes, once. */
 export const LOGIN_STATE_TTL_MS = 10 * 60 * 1000;
@@ -16,7 +17,7 @@ export const LOGIN_STATE_TTL_MS = 10 * 60 * 1000;
 export const HANDOFF_TTL_MS = 60 * 1000;
 const USERNAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{2,63}$/;
 
-const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+const sha256 = digestSecret;
 const verifierContext = (stateHash: string) => `oidc-state:${stateHash}`;
 
 function sameString(a: string, b: string): boolean {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { assertPasswordPolicy } from '../../core/auth/passwords.js';
 import { clock } from '../../core/clock.js';
@@ -8,13 +8,14 @@ import type { UserRow, UsersRepository } from '../users/repository.js';
 import type { UsersService } from '../users/service.js';
 import type { EmailSender } from './mailer.js';
 import type { PasswordResetRepository } from './repository.js';
+import { digestSecret } from '../../core/crypto/secret-digest.js';
 
 export const RESET_TOKEN_MINUTES = 30;
 const RESET_TOKEN_BYTES = 32;
 /** Reset mails waiting to go out; beyond this a request is dropped rather than queueing without bound. */
 const MAX_PENDING = 100;
 
-export const hashResetToken = (token: string) => createHash('sha256').update(token).digest('hex');
+export const hashResetToken = digestSecret;
 
 /** Only accounts that sign in with a local password can reset it (rule 11). */
 const hasLocalPassword = (user: UserRow) => user.auth_source === 'local' && user.hashed_password !== null;
