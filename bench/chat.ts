@@ -37,33 +37,31 @@
  * prompt), BENCH_CHAT_THREADS (1: more threads than cores collapses llama.cpp's throughput),
  * BENCH_CHAT_N_CTX (2048, stories260K's trained context), BENCH_CHAT_GGUF (../shared/models/stories260K).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { GeneralChatWrapper, LlamaChat, LlamaLogLevel, getLlama, type ChatHistoryItem, type ChatWrapper, type Llama, type LlamaModel } from 'node-llama-cpp';
 import { buildApp } from '../core/app.js';
-import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD, loadConfig } from '../core/config.js';
+import { loadConfig } from '../core/config.js';
 import type { ChatMessage } from '../native/llm/generator.js';
 import { importLlm } from '../native/llm/index.js';
 import type { SourceView } from '../plugins/conversations/schemas.js';
 import { MarkerFilter } from '../plugins/chat/markers.js';
 import { buildMessages } from '../plugins/chat/prompt.js';
 import { relevantResults } from '../plugins/chat/relevance.js';
+import { toSource } from '../plugins/chat/service.js';
 import { fitPrompt, reservedCompletion, type TokenBudget } from '../plugins/chat/token-budget.js';
 import type { SearchResult } from '../plugins/retrieval/service.js';
 import { insertDocuments } from '../test/fixtures/search-data.js';
 import { readEventStream } from '../test/fixtures/sse.js';
 import { installTinyEmbeddingModel } from '../test/fixtures/tiny-embedding-model.js';
+import { BENCH_SECRETS, login, ROOT, type Service, startService, stats, type Stats, stopService } from './harness.js';
 import { lowRankVectors, queriesFrom, rng, syntheticDocuments } from './search.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CHAT_OVERHEAD_TARGET_MS = 50;
 const DEFAULT_GGUF = path.resolve(ROOT, '..', 'shared', 'models', 'stories260K', 'stories260K.gguf');
-const SECRETS = { JWT_SECRET_KEY: 'bench-secret-that-is-long-enough-for-hs256-signing', MFA_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') };
 /** What the chat asks retrieval for by default (plugins/chat/service.ts CHAT_DEFAULT_K, mode hybrid). */
 const CHAT_K = 5;
 const FIXED_PROMPT_MAX_TOKENS = 128;
@@ -80,15 +78,6 @@ export interface ChatBenchOptions {
   /** Write V8 CPU profiles of the service here. */
   cpuProfileDir?: string;
   log?: (line: string) => void;
-}
-
-export interface Stats {
-  p50: number;
-  p95: number;
-  mean: number;
-  min: number;
-  max: number;
-  n: number;
 }
 
 export interface DirectResult {
@@ -153,69 +142,7 @@ export interface ChatBenchResult {
 
 // --- small helpers ---
 
-export function stats(samples: number[]): Stats {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
-  const round = (v: number) => Math.round(v * 100) / 100;
-  return {
-    p50: round(at(0.5)),
-    p95: round(at(0.95)),
-    mean: round(sorted.reduce((a, b) => a + b, 0) / (sorted.length || 1)),
-    min: round(sorted[0] ?? NaN),
-    max: round(sorted.at(-1) ?? NaN),
-    n: sorted.length,
-  };
-}
-
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
-interface Service {
-  url: string;
-  child: ChildProcess;
-  output: () => string;
-}
-
-async function startService(script: string, env: Record<string, string>, cpuProfileDir?: string): Promise<Service> {
-  const port = await freePort();
-  const base: Record<string, string> = {};
-  for (const key of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[key]) base[key] = process.env[key]!;
-  const nodeArgs = cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfileDir, '--cpu-prof-name', `chat-${Date.now()}.cpuprofile`] : [];
-  const child = spawn(process.execPath, [...nodeArgs, script], { cwd: ROOT, env: { ...base, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-8000));
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const service: Service = { url: `http://127.0.0.1:${port}`, child, output: () => output };
-  const deadline = Date.now() + 180_000;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the service exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${output}`);
-    try {
-      if ((await fetch(`${service.url}/api/health`)).status < 500) return service;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`the service did not answer within 180 s:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-async function stopService(service: Service): Promise<void> {
-  if (service.child.exitCode !== null || service.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => service.child.once('exit', resolve));
-  service.child.kill('SIGTERM');
-  const timer = setTimeout(() => service.child.kill('SIGKILL'), 20_000);
-  await exited;
-  clearTimeout(timer);
-}
+export { stats, type Stats };
 
 async function api<T>(service: Service, method: string, route: string, token: string | null, body?: unknown): Promise<T> {
   const res = await fetch(`${service.url}${route}`, {
@@ -335,23 +262,10 @@ async function streamChat(service: Service, token: string, query: string): Promi
   return { ttft: first ? first - started : NaN, answer, done };
 }
 
-function toSource(result: SearchResult, index: number): SourceView {
-  return {
-    marker: index + 1,
-    chunk_id: result.chunk_id,
-    document_id: result.document_id,
-    filename: result.filename,
-    ...(result.page !== undefined ? { page: result.page } : {}),
-    ...(result.heading !== undefined ? { heading: result.heading } : {}),
-    score: result.score,
-    text: result.text,
-  };
-}
-
 /** Writes the corpus straight into SQLite and the HNSW file of DATA_DIR, as the service will find them at boot. */
 async function buildCorpus(size: number, questions: number, embedModelDir: string): Promise<{ dataDir: string; chunks: number; queries: string[] }> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-bench-chat-'));
-  const config = loadConfig({ DATA_DIR: dataDir, MODEL_DIR: embedModelDir, LOG_LEVEL: 'ERROR', ...SECRETS }, { secretDirs: [] });
+  const config = loadConfig({ DATA_DIR: dataDir, MODEL_DIR: embedModelDir, LOG_LEVEL: 'ERROR', ...BENCH_SECRETS }, { secretDirs: [] });
   const app = await buildApp({ config });
   try {
     await app.ready();
@@ -438,11 +352,15 @@ export async function benchChat(opts: ChatBenchOptions): Promise<ChatBenchResult
         started = performance.now();
         service = await startService(
           opts.serverScript,
-          { DATA_DIR: corpus.dataDir, MODEL_DIR: modelDir, N_CTX: String(nCtx), N_THREADS: String(threads), LOG_LEVEL: 'ERROR', ...SECRETS },
-          opts.cpuProfileDir,
+          { DATA_DIR: corpus.dataDir, MODEL_DIR: modelDir, N_CTX: String(nCtx), N_THREADS: String(threads), LOG_LEVEL: 'ERROR', ...BENCH_SECRETS },
+          {
+            nodeArgs: opts.cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfileDir, '--cpu-prof-name', `chat-${Date.now()}.cpuprofile`] : [],
+            timeoutMs: 180_000,
+            killOnTimeout: true,
+          },
         );
         const bootSeconds = (performance.now() - started) / 1000;
-        const { access_token: token } = await api<{ access_token: string }>(service, 'POST', '/api/auth/login', null, { username: 'admin', password: DOCUMENTED_DEFAULT_ADMIN_PASSWORD });
+        const token = await login(service.url);
         modelInfo = await api(service, 'GET', '/api/model-info', token);
         if (!modelInfo?.chat) throw new Error('the service loaded no chat model');
         if (modelInfo.chat.context.effective !== effective || modelInfo.chat.threads !== threads) {

@@ -16,21 +16,18 @@
  * BENCH_CPU_PROF=1 (V8 CPU profiles of the service, main thread and extraction workers, into
  * bench/results/profiles/).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD } from '../core/config.js';
 import { loadEmbedder } from '../native/embeddings/index.js';
 import { generateLicenceKeyPair, issueLicence } from '../plugins/license/licence-key.js';
 import { makePdf, prose } from '../test/fixtures/documents.js';
 import { installTinyEmbeddingModel, TINY_MODEL_ID } from '../test/fixtures/tiny-embedding-model.js';
 import { benchEmbeddings, type EmbeddingBenchRow } from './embeddings.js';
+import { BENCH_SECRETS, login, num, pct, peakRssMiB, ROOT, type Service, startService, stopService } from './harness.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const INGEST_TARGET_RATIO = 0.8;
 /** The service's default INDEX_UPSERT_BATCH_SIZE: the pipeline embeds this many chunk texts per call. */
 const UPSERT_BATCH = 256;
@@ -83,64 +80,6 @@ export interface IngestBenchResult {
 
 // --- the service ---
 
-interface Service {
-  url: string;
-  child: ChildProcess;
-  output: () => string;
-}
-
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
-async function startService(script: string, env: Record<string, string>, cpuProfileDir?: string): Promise<Service> {
-  const port = await freePort();
-  const base: Record<string, string> = {};
-  for (const key of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[key]) base[key] = process.env[key]!;
-  const nodeArgs = cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfileDir] : [];
-  const child = spawn(process.execPath, [...nodeArgs, script], { cwd: ROOT, env: { ...base, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-8000));
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const service: Service = { url: `http://127.0.0.1:${port}`, child, output: () => output };
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the service exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${output}`);
-    try {
-      if ((await fetch(`${service.url}/api/health`)).status < 500) return service;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`the service did not answer within 60 s:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-async function stopService(service: Service): Promise<void> {
-  if (service.child.exitCode !== null || service.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => service.child.once('exit', resolve));
-  service.child.kill('SIGTERM');
-  const timer = setTimeout(() => service.child.kill('SIGKILL'), 20_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-/** VmHWM (peak resident set) of a process in MiB, from /proc; null off Linux. */
-function peakRssMiB(pid: number | undefined): number | null {
-  if (pid === undefined) return null;
-  try {
-    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) / 1024 : null;
-  } catch {
-    return null;
-  }
-}
-
 class Client {
   constructor(
     readonly url: string,
@@ -148,8 +87,7 @@ class Client {
   ) {}
 
   async login(): Promise<void> {
-    const { access_token } = await this.json<{ access_token: string }>('POST', '/api/auth/login', { username: 'admin', password: DOCUMENTED_DEFAULT_ADMIN_PASSWORD });
-    this.token = access_token;
+    this.token = await login(this.url);
   }
 
   async json<T>(method: string, route: string, body?: unknown): Promise<T> {
@@ -234,15 +172,8 @@ export async function benchIngest(options: IngestBenchOptions = {}): Promise<Ing
     const dataDir = path.join(work, 'data');
     service = await startService(
       serverScript,
-      {
-        DATA_DIR: dataDir,
-        MODEL_DIR: modelDir,
-        JWT_SECRET_KEY: 'bench-secret-that-is-long-enough-for-hs256-signing',
-        MFA_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
-        LICENSE_PUBLIC_KEYS: signer.publicKeyBase64,
-        LOG_LEVEL: 'ERROR',
-      },
-      options.cpuProfileDir,
+      { DATA_DIR: dataDir, MODEL_DIR: modelDir, ...BENCH_SECRETS, LICENSE_PUBLIC_KEYS: signer.publicKeyBase64, LOG_LEVEL: 'ERROR' },
+      { nodeArgs: options.cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfileDir] : [] },
     );
     const pid = service.child.pid;
     const client = new Client(service.url);
@@ -355,9 +286,6 @@ export async function benchIngest(options: IngestBenchOptions = {}): Promise<Ing
     rmSync(work, { recursive: true, force: true });
   }
 }
-
-const pct = (ratio: number) => `${(ratio * 100).toFixed(1)}%`;
-const num = (value: number, digits = 1) => Number(value.toFixed(digits));
 
 export function ingestTable(result: IngestBenchResult): Record<string, Record<string, string | number>> {
   return {

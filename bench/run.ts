@@ -29,21 +29,17 @@
  * bench/results/latest.json keeps the latest figures of every section: a section not run keeps
  * its previous figures (`measured_at` says when each was taken).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD } from '../core/config.js';
 import { loadEmbedder } from '../native/embeddings/index.js';
 import { installTinyEmbeddingModel } from '../test/fixtures/tiny-embedding-model.js';
 import { benchIngest, formatIngestSummary, ingestTable } from './ingest.js';
 import { benchChat, chatTable, formatChatBench } from './chat.js';
+import { BENCH_SECRETS, login, processCpuMicros, ROOT, type Service, startService, stopService } from './harness.js';
 import { benchSearch, formatSearchBench } from './search.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 const TARGET_RATIO = 0.7;
 
@@ -65,66 +61,26 @@ const cpuProfile = process.env.BENCH_CPU_PROF === '1';
 
 // --- child servers ---
 
-interface Server {
+interface Server extends Service {
   name: string;
-  url: string;
-  child: ChildProcess;
-  output: () => string;
 }
 
 const servers = new Set<Server>();
 const tempDirs: string[] = [];
 
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
 /** Spawns `node script` on a free port and waits until readyPath answers over HTTP. */
 async function startServer(name: string, script: string, env: Record<string, string>, readyPath: string): Promise<Server> {
-  const port = await freePort();
-  const base: Record<string, string> = {};
-  for (const key of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[key]) base[key] = process.env[key]!;
   const nodeArgs = cpuProfile ? ['--cpu-prof', '--cpu-prof-dir', path.join(RESULTS_DIR, 'profiles'), '--cpu-prof-name', `${name}-${Date.now()}.cpuprofile`] : [];
-  const child = spawn(process.execPath, [...nodeArgs, script], {
-    cwd: ROOT,
-    env: { ...base, ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-8000);
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const server: Server = { name, url: `http://127.0.0.1:${port}`, child, output: () => output };
-  servers.add(server);
-
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${output}`);
-    try {
-      await fetch(`${server.url}${readyPath}`);
-      return server;
-    } catch {
-      if (Date.now() > deadline) throw new Error(`${name} did not answer on ${server.url} within 30 s:\n${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
+  let server: Server | undefined;
+  // Any answer counts as ready; the set holds the child from its spawn, so cleanup() kills it whatever happens.
+  await startService(script, env, { nodeArgs, name, readyPath, ready: () => true, timeoutMs: 30_000, onSpawn: (service) => servers.add((server = { name, ...service })) });
+  return server!;
 }
 
 /** SIGTERM (a graceful exit also writes the CPU profile), SIGKILL if it lingers. */
 async function stopServer(server: Server): Promise<void> {
   servers.delete(server);
-  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => server.child.once('exit', resolve));
-  server.child.kill('SIGTERM');
-  const timer = setTimeout(() => server.child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(timer);
+  await stopService(server, 15_000);
 }
 
 function cleanup(): void {
@@ -146,18 +102,6 @@ interface Measurement {
   /** CPU time the server process spent per request (user + system), Linux only: steadier than req/s on a busy machine. */
   serverCpuMicrosPerRequest: number | null;
   ratioToBaseline?: number;
-}
-
-/** User + system CPU time of a process in microseconds, from /proc (null elsewhere). */
-function processCpuMicros(pid: number | undefined): number | null {
-  if (pid === undefined || process.platform !== 'linux') return null;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (USER_HZ, 100 on Linux).
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  } catch {
-    return null;
-  }
 }
 
 function cannon(url: string, headers: Record<string, string>, seconds: number): Promise<autocannon.Result> {
@@ -210,24 +154,12 @@ async function benchApi(serverScript: string) {
   const hearth = await startServer(
     'hearth',
     serverScript,
-    {
-      DATA_DIR: dataDir,
-      JWT_SECRET_KEY: 'bench-secret-that-is-long-enough-for-hs256-signing',
-      MFA_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
-      LOG_LEVEL: 'ERROR',
-    },
+    { DATA_DIR: dataDir, ...BENCH_SECRETS, LOG_LEVEL: 'ERROR' },
     '/api/health',
   );
   results.push(await measure(hearth, 'health', '/api/health'));
 
-  const login = await fetch(`${hearth.url}/api/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username: 'admin', password: DOCUMENTED_DEFAULT_ADMIN_PASSWORD }),
-  });
-  if (login.status !== 200) throw new Error(`login failed: ${login.status} ${await login.text()}`);
-  const { access_token: token } = (await login.json()) as { access_token: string };
-  const authorization = `Bearer ${token}`;
+  const authorization = `Bearer ${await login(hearth.url)}`;
   const check = await fetch(`${hearth.url}/api/auth/me`, { headers: { authorization } });
   if (check.status !== 200) throw new Error(`GET /api/auth/me failed: ${check.status} ${await check.text()}`);
   results.push(await measure(hearth, 'auth-me', '/api/auth/me', { authorization }));
@@ -270,6 +202,14 @@ async function benchApi(serverScript: string) {
 
 // --- main ---
 
+/** Where the CPU profiles of the service go (BENCH_CPU_PROF=1), created; undefined without it. */
+function profilesDir(): string | undefined {
+  if (!cpuProfile) return undefined;
+  const dir = path.join(RESULTS_DIR, 'profiles');
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
 const SECTIONS = ['api', 'ingest', 'search', 'chat'] as const;
 type Section = (typeof SECTIONS)[number];
 
@@ -310,8 +250,7 @@ async function main(): Promise<void> {
 
   if (runs('ingest')) {
     console.log('\n== Ingestion: the built service over HTTP, against the raw embedding throughput of the same model');
-    const profiles = cpuProfile ? path.join(RESULTS_DIR, 'profiles') : undefined;
-    if (profiles) mkdirSync(profiles, { recursive: true });
+    const profiles = profilesDir();
     const ingest = await benchIngest({
       serverScript,
       pdfPages: envNumber('BENCH_INGEST_PAGES', 200),
@@ -347,8 +286,7 @@ async function main(): Promise<void> {
 
   if (runs('chat')) {
     console.log('\n== Chat: time to first token of the local model, and what the service adds before it (stories260K; tiny test embedding model)');
-    const profiles = cpuProfile ? path.join(RESULTS_DIR, 'profiles') : undefined;
-    if (profiles) mkdirSync(profiles, { recursive: true });
+    const profiles = profilesDir();
     const chat = await benchChat({
       serverScript,
       sizes: (process.env.BENCH_CHAT_SIZES ?? '10000,100000').split(',').map(Number),

@@ -210,7 +210,7 @@ export class ChatService {
 const unchanged = (query: string): Rewrite => ({ query, rewritten: null, by: null });
 const elapsed = (started: number) => Math.round((performance.now() - started) * 100) / 100;
 
-function toSource(result: SearchResult, index: number): SourceView {
+export function toSource(result: SearchResult, index: number): SourceView {
   return {
     marker: index + 1,
     chunk_id: result.chunk_id,
