@@ -57,6 +57,11 @@ export class LogPrivacy {
     return `anon:${createHmac('sha256', this.key).update(identifier).digest('hex').slice(0, 16)}`;
   }
 
+  /** The signed-in caller of a request, as a log identifier. */
+  caller(request: { principal: { id: string } | null }): string {
+    return request.principal ? this.user(request.principal.id) : 'anonymous';
+  }
+
   query(text: string): string {
     return this.settings.seed('RAG_LOG_REDACT_QUERIES') ? `[redacted ${text.length} chars]` : text;
   }

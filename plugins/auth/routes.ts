@@ -97,7 +97,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       [LIFETIME_KEYS.accessAdmin]: next.access_token_seconds_admin,
       [LIFETIME_KEYS.refreshAdmin]: next.refresh_token_seconds_admin,
     });
-    request.log.info({ event: 'config.update', by: app.logPrivacy.user(request.principal!.id) }, 'auth settings updated');
+    request.log.info({ event: 'config.update', by: app.logPrivacy.caller(request) }, 'auth settings updated');
     return currentSettings();
   });
 };

@@ -57,7 +57,7 @@ export const brandingRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request) => {
     const branding = await app.branding.replace(request.body);
-    request.log.info({ user: app.logPrivacy.user(request.principal!.id), event: 'config.update', setting: 'branding' }, 'branding updated');
+    request.log.info({ user: app.logPrivacy.caller(request), event: 'config.update', setting: 'branding' }, 'branding updated');
     return branding;
   });
 
@@ -97,7 +97,7 @@ export const brandingRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     }, async (request) => {
       const branding = await app.branding.setLogo(await readUpload(request));
-      request.log.info({ user: app.logPrivacy.user(request.principal!.id), event: 'config.update', setting: 'branding.logo' }, 'branding logo updated');
+      request.log.info({ user: app.logPrivacy.caller(request), event: 'config.update', setting: 'branding.logo' }, 'branding logo updated');
       return branding;
     });
   });

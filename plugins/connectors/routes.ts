@@ -13,7 +13,6 @@ const PATH_RULES =
   'else 400 path_not_allowed or path_not_found (field body.path) and nothing changes. 409 connector_name_taken for a name in use (any case).';
 
 export const connectorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const by = (request: { principal: { id: string } | null }) => app.logPrivacy.user(request.principal!.id);
 
   app.get('/api/connectors', {
     config: viewer,
@@ -34,7 +33,7 @@ export const connectorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request, reply) => {
     const connector = await app.connectors.create(request.body);
-    request.log.info({ event: 'connector.create', connector: connector.id, by: by(request) }, 'connector created');
+    request.log.info({ event: 'connector.create', connector: connector.id, by: app.logPrivacy.caller(request) }, 'connector created');
     return reply.code(201).send(toConnectorView(connector));
   });
 
@@ -48,7 +47,7 @@ export const connectorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request, reply) => {
     const jobs = await app.connectors.syncAll();
-    request.log.info({ event: 'sync.all', jobs: jobs.length, by: by(request) }, 'sync of all connectors started');
+    request.log.info({ event: 'sync.all', jobs: jobs.length, by: app.logPrivacy.caller(request) }, 'sync of all connectors started');
     return reply.code(202).send({ jobs });
   });
 
@@ -69,7 +68,7 @@ export const connectorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request) => {
     const connector = await app.connectors.update(request.params.id, request.body);
-    request.log.info({ event: 'connector.update', connector: connector.id, by: by(request) }, 'connector updated');
+    request.log.info({ event: 'connector.update', connector: connector.id, by: app.logPrivacy.caller(request) }, 'connector updated');
     return toConnectorView(connector);
   });
 
@@ -84,7 +83,7 @@ export const connectorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request, reply) => {
     const { documentsRemoved } = await app.connectors.delete(request.params.id);
-    request.log.info({ event: 'connector.delete', connector: request.params.id, documents: documentsRemoved, by: by(request) }, 'connector deleted');
+    request.log.info({ event: 'connector.delete', connector: request.params.id, documents: documentsRemoved, by: app.logPrivacy.caller(request) }, 'connector deleted');
     return reply.code(204).send(null);
   });
 
@@ -102,7 +101,7 @@ export const connectorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request, reply) => {
     const job = await app.connectors.scan(request.params.id);
-    request.log.info({ event: 'connector.scan', connector: request.params.id, job: job.id, by: by(request) }, 'connector scan started');
+    request.log.info({ event: 'connector.scan', connector: request.params.id, job: job.id, by: app.logPrivacy.caller(request) }, 'connector scan started');
     return reply.code(202).send(job);
   });
 };

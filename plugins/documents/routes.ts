@@ -79,7 +79,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
       const document = await app.documents.upload(part.file, part.filename, request.principal!.id);
       const job = await app.ingestion.enqueue([document.id]);
-      request.log.info({ user: app.logPrivacy.user(request.principal!.id), document: document.id, type: document.file_type }, 'document uploaded');
+      request.log.info({ user: app.logPrivacy.caller(request), document: document.id, type: document.file_type }, 'document uploaded');
       return reply.code(202).send({ document: toDocumentView((await app.documents.repository.findById(document.id))!), job });
     });
   });

@@ -32,7 +32,7 @@ export const indexRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     if (!app.searchIndex.embedder()) throw conflict('embedder_unavailable', 'No embedding model is installed: there are no vectors to rebuild (npm run models -- pull, or import)');
     const job = await app.index.rebuild();
-    request.log.info({ user: app.logPrivacy.user(request.principal!.id), job: job.id }, 'index rebuild started');
+    request.log.info({ user: app.logPrivacy.caller(request), job: job.id }, 'index rebuild started');
     return reply.code(202).send(job);
   });
 };

@@ -9,7 +9,6 @@ const admin = { access: { role: 'admin' as const } };
 const tags = ['integrations'];
 
 export const integrationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const by = (request: { principal: { id: string } | null }) => app.logPrivacy.user(request.principal!.id);
 
   app.get('/api/integrations', {
     config: viewer,
@@ -31,7 +30,7 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request, reply) => {
     const integration = await app.integrations.create(request.body);
-    request.log.info({ event: 'integration.create', integration: integration.id, by: by(request) }, 'integration created');
+    request.log.info({ event: 'integration.create', integration: integration.id, by: app.logPrivacy.caller(request) }, 'integration created');
     return reply.code(201).send(integration);
   });
 
@@ -52,7 +51,7 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request) => {
     const integration = await app.integrations.update(request.params.id, request.body);
-    request.log.info({ event: 'integration.update', integration: integration.id, by: by(request) }, 'integration updated');
+    request.log.info({ event: 'integration.update', integration: integration.id, by: app.logPrivacy.caller(request) }, 'integration updated');
     return integration;
   });
 
@@ -61,7 +60,7 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: { summary: 'Delete an integration and remove its documents from the index', tags, params: IntegrationIdParams, response: { 204: Type.Null() } },
   }, async (request, reply) => {
     await app.integrations.delete(request.params.id);
-    request.log.info({ event: 'integration.delete', integration: request.params.id, by: by(request) }, 'integration deleted');
+    request.log.info({ event: 'integration.delete', integration: request.params.id, by: app.logPrivacy.caller(request) }, 'integration deleted');
     return reply.code(204).send(null);
   });
 
@@ -79,7 +78,7 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request, reply) => {
     const job = await app.integrations.sync(request.params.id);
-    request.log.info({ event: 'integration.sync', integration: request.params.id, job: job.id, by: by(request) }, 'integration sync started');
+    request.log.info({ event: 'integration.sync', integration: request.params.id, job: job.id, by: app.logPrivacy.caller(request) }, 'integration sync started');
     return reply.code(202).send(job);
   });
 };

@@ -69,7 +69,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request, reply) => {
     await app.mfa.clear(request.params.id);
-    request.log.info({ event: 'totp.clear', user: app.logPrivacy.user(request.params.id), by: app.logPrivacy.user(request.principal!.id) }, 'TOTP cleared by an admin');
+    request.log.info({ event: 'totp.clear', user: app.logPrivacy.user(request.params.id), by: app.logPrivacy.caller(request) }, 'TOTP cleared by an admin');
     return reply.code(204).send(null);
   });
 

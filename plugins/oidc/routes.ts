@@ -33,7 +33,6 @@ export const oidcRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(cookie);
   const cookieBase = { httpOnly: true, secure: app.config.tls.enabled } as const;
   const enterprise = () => requireTier(app.entitlement, 'ENTERPRISE');
-  const by = (request: { principal: { id: string } | null }) => app.logPrivacy.user(request.principal!.id);
   // Anonymous callers must not turn Hearth into a request pump against the IdP or fill the state table.
   const throttle = app.rateLimit({ max: 120, timeWindow: '1 minute' });
 
@@ -53,7 +52,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request, reply) => {
     const row = await app.oidc.providers.create(request.body);
-    request.log.info({ event: 'oidc_provider.create', provider: row.name, by: by(request) }, 'oidc provider created');
+    request.log.info({ event: 'oidc_provider.create', provider: row.name, by: app.logPrivacy.caller(request) }, 'oidc provider created');
     return reply.code(201).send(toProviderView(row));
   });
 
@@ -74,7 +73,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request) => {
     const row = await app.oidc.providers.update(request.params.id, request.body);
-    request.log.info({ event: 'oidc_provider.update', provider: row.name, by: by(request) }, 'oidc provider updated');
+    request.log.info({ event: 'oidc_provider.update', provider: row.name, by: app.logPrivacy.caller(request) }, 'oidc provider updated');
     return toProviderView(row);
   });
 
@@ -83,7 +82,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: { summary: 'Delete an OIDC provider', tags: ['oidc'], params: ProviderIdParams, response: { 204: Type.Null() } },
   }, async (request, reply) => {
     await app.oidc.providers.delete(request.params.id);
-    request.log.info({ event: 'oidc_provider.delete', provider_id: request.params.id, by: by(request) }, 'oidc provider deleted');
+    request.log.info({ event: 'oidc_provider.delete', provider_id: request.params.id, by: app.logPrivacy.caller(request) }, 'oidc provider deleted');
     return reply.code(204).send(null);
   });
 

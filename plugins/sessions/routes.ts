@@ -14,7 +14,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request) => {
     const cutOff = await app.sessions.revokeAll();
-    request.log.warn({ by: app.logPrivacy.user(request.principal!.id) }, 'all sessions revoked');
+    request.log.warn({ by: app.logPrivacy.caller(request) }, 'all sessions revoked');
     return { revoked_before: clock.iso(cutOff) };
   });
 
