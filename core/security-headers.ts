@@ -27,8 +27,10 @@ export function helmetHeaders(options: HelmetOptions): Record<string, string> {
 export const securityHeaders = fp(
   async function securityHeaders(app: FastifyInstance, options: HelmetOptions) {
     const headers = helmetHeaders(options);
-    app.addHook('onRequest', async (_request, reply) => {
+    // Callback style: nothing here waits, so no promise per request.
+    app.addHook('onRequest', (_request, reply, done) => {
       reply.headers(headers);
+      done();
     });
   },
   { name: 'hearth-security-headers' },

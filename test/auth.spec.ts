@@ -217,6 +217,23 @@ describe('the caller’s own account', () => {
     expect((await t.request({ method: 'PUT', url: '/api/auth/me/email', payload: { email: 'a@b.test' } })).statusCode).toBe(401);
   });
 
+  it('GET /api/auth/me answers from the identity cache yet shows every change at once', async () => {
+    const user = await t.userWithRole('viewer');
+    const { access: admin } = await t.login();
+    const me = async () => (await t.request({ method: 'GET', url: '/api/auth/me', token: user.access })).json();
+    const first = await me();
+    expect(first).toMatchObject({ id: user.id, role: 'viewer', totp_enabled: false });
+    expect(await me()).toEqual(first);
+    // Changed by an admin (another session), then by the user: no second-long stale window.
+    const promoted = await t.request({ method: 'PUT', url: `/api/auth/users/${user.id}`, token: admin, payload: { role: 'editor', email: 'new@example.test' } });
+    expect(promoted.statusCode).toBe(200);
+    expect(await me()).toMatchObject({ role: 'editor', email: 'new@example.test', updated_at: promoted.json().updated_at });
+    await t.request({ method: 'PUT', url: '/api/auth/me/email', token: user.access, payload: { email: 'mine@example.test' } });
+    expect((await me()).email).toBe('mine@example.test');
+    expect((await t.request({ method: 'DELETE', url: `/api/auth/users/${user.id}`, token: admin })).statusCode).toBe(204);
+    expect((await t.request({ method: 'GET', url: '/api/auth/me', token: user.access })).statusCode).toBe(401);
+  });
+
   it('PUT /api/auth/password needs the current password and ends the other sessions', async () => {
     const other = await t.login();
     const mine = await t.login();

@@ -23,6 +23,8 @@ export interface Principal {
 /** Turns verified claims into the calling user, or throws 401 (unknown user, revoked token). */
 export interface IdentityResolver {
   resolve(claims: TokenClaims): Promise<Principal>;
+  /** The same answer when it is known without I/O (a fresh cache entry); undefined when resolve must run. */
+  resolveCached(claims: TokenClaims): Principal | undefined;
 }
 
 declare module 'fastify' {
@@ -105,12 +107,7 @@ export const guard = fp(
 
     const BEARER = /^Bearer\s+(\S+)$/i;
 
-    /** The check of one declared access: the bearer token, its user, the tier, then the role. */
-    const enforce = async (request: FastifyRequest, access: Access): Promise<void> => {
-      if ('public' in access) return;
-      const token = request.headers.authorization?.match(BEARER)?.[1];
-      if (!token) throw unauthorized();
-      const principal = await app.identity.resolve(app.tokens.check(token, 'access'));
+    const authorize = (request: FastifyRequest, principal: Principal, access: { role: Role; tier?: Tier }): void => {
       request.principal = principal;
       if (access.tier) requireTier(app.entitlement, access.tier);
       if (!roleAtLeast(principal.role, access.role)) {
@@ -118,17 +115,43 @@ export const guard = fp(
       }
     };
 
+    /**
+     * The check of one declared access: the bearer token, its user, the tier, then the role.
+     * Synchronous when the caller's identity is cached (nearly every request): no promise to wait on.
+     */
+    const enforce = (request: FastifyRequest, access: Access): void | Promise<void> => {
+      if ('public' in access) return;
+      const token = request.headers.authorization?.match(BEARER)?.[1];
+      if (!token) throw unauthorized();
+      const claims = app.tokens.check(token, 'access');
+      const cached = app.identity.resolveCached(claims);
+      if (cached) return authorize(request, cached, access);
+      return app.identity.resolve(claims).then((principal) => authorize(request, principal, access));
+    };
+
+    /** A callback-style hook: Fastify moves on at once when the check needed no I/O. */
+    const hook = (check: (request: FastifyRequest) => void | Promise<void>) => (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void) => {
+      let pending: void | Promise<void>;
+      try {
+        pending = check(request);
+      } catch (error) {
+        return done(error as Error);
+      }
+      if (pending) pending.then(() => done(), done);
+      else done();
+    };
+
     app.addHook('onRoute', (route) => {
       routes.push(route);
       const declared = route.config?.access;
       // The route's own first hook, bound to its declaration; access set by a later onRoute hook is read per request.
       const check = declared
-        ? (request: FastifyRequest) => enforce(request, declared)
-        : async (request: FastifyRequest) => {
+        ? hook((request) => enforce(request, declared))
+        : hook((request) => {
             const access = request.routeOptions.config.access;
             if (!access) throw forbidden('access_undeclared', 'This route is not available');
             return enforce(request, access);
-          };
+          });
       route.onRequest = [check, ...[route.onRequest ?? []].flat()];
       // Annotating now lets Fastify compile the error responses; access set by a later onRoute hook is annotated at onReady.
       if (declared) {

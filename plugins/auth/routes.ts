@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireTier } from '../../core/auth/guard.js';
 import { badRequest } from '../../core/errors.js';
 import { LIFETIME_KEYS } from '../sessions/service.js';
+import type { UserProfileRow } from '../users/repository.js';
 import { UserView } from '../users/schemas.js';
 import { toUserView } from '../users/service.js';
 import { AuthSettingsPatch, AuthSettingsView, EmailBody, LoginBody, LoginResult, PasswordChangeBody, RefreshBody, TokenPairView } from './schemas.js';
@@ -35,10 +36,17 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request) => app.sessions.refresh(request.body.refresh_token));
 
+  // A cached profile row lives for the principal cache's second: its view is built once, not per request.
+  const views = new WeakMap<UserProfileRow, ReturnType<typeof toUserView>>();
+  const cachedView = (row: UserProfileRow) => views.get(row) ?? views.set(row, toUserView(row)).get(row)!;
+
   app.get('/api/auth/me', {
     config: viewer,
     schema: { summary: 'The current user', tags: ['auth'], response: { 200: UserView } },
-  }, async (request) => toUserView(await app.users.get(request.principal!.id)));
+  }, async (request) => {
+    const cached = app.sessions.profile(request.principal!);
+    return cached ? cachedView(cached) : toUserView(await app.users.get(request.principal!.id));
+  });
 
   app.put('/api/auth/me/email', {
     config: viewer,

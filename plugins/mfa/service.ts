@@ -76,6 +76,7 @@ export class MfaService implements SecondFactorGate {
     if (!(await this.repository.completeEnrolment(userId, totp.secret_sealed, step, hashes, clock.now()))) {
       throw conflict('totp_not_pending', 'The enrolment changed meanwhile; start again with POST /api/auth/totp/enroll');
     }
+    this.sessions.forget(userId);
     await this.throttle.succeeded(userId);
     return codes;
   }
@@ -90,12 +91,14 @@ export class MfaService implements SecondFactorGate {
       throw badRequest('invalid_totp_code', 'The code is wrong or was already used', 'body.totp_code');
     }
     await this.repository.clear(userId);
+    this.sessions.forget(userId);
   }
 
   /** An admin clears any user's TOTP (pending or enrolled); 404 for an unknown user. */
   async clear(userId: string): Promise<void> {
     await this.users.get(userId);
     await this.repository.clear(userId);
+    this.sessions.forget(userId);
   }
 
   /** The second login step: valid → consumed on a right code, attempts+1 on a wrong one, invalidated at the 5th. */

@@ -1,12 +1,9 @@
 import type { Db } from '../../core/db/database.js';
 import { prepared } from '../../core/db/prepared.js';
+import { totpEnabled, type UserProfileRow } from '../users/repository.js';
 
-export interface SessionPrincipalRow {
-  id: string;
-  username: string;
-  role: 'viewer' | 'editor' | 'admin';
-  email: string | null;
-  groups: string;
+/** The user's profile (what GET /api/auth/me shows), their revocation watermark, and the session's state. */
+export interface SessionPrincipalRow extends UserProfileRow {
   tokens_valid_after: number;
   session_revoked_at: number | null;
 }
@@ -21,7 +18,8 @@ export class SessionsRepository {
       db
         .selectFrom('users')
         .innerJoin('auth_sessions', 'auth_sessions.user_id', 'users.id')
-        .select(['users.id', 'users.username', 'users.role', 'users.email', 'users.groups', 'users.tokens_valid_after'])
+        .select(['users.id', 'users.username', 'users.role', 'users.email', 'users.groups', 'users.auth_source', 'users.created_at', 'users.updated_at', 'users.tokens_valid_after'])
+        .select(totpEnabled)
         .select('auth_sessions.revoked_at as session_revoked_at')
         .where('users.id', '=', '$userId')
         .where('auth_sessions.id', '=', '$sessionId')

@@ -5,7 +5,7 @@ import { clock } from '../../core/clock.js';
 import { unauthorized } from '../../core/errors.js';
 import type { SettingsStore } from '../../core/settings/store.js';
 import type { Entitlement } from '../../core/tiers.js';
-import type { UsersRepository } from '../users/repository.js';
+import type { UserProfileRow, UsersRepository } from '../users/repository.js';
 import type { SessionsRepository } from './repository.js';
 
 /** Settings keys of the runtime token lifetimes (the first two are the spec's seed variables). */
@@ -23,6 +23,8 @@ const PRINCIPAL_CACHE_SIZE = 10_000;
 
 interface CachedPrincipal {
   principal: Principal;
+  /** The same user's profile, read in the same query: GET /api/auth/me answers from it. */
+  profile: UserProfileRow;
   tokensValidAfter: number;
   expiresAt: number;
 }
@@ -83,10 +85,24 @@ export class SessionService implements IdentityResolver {
   }
 
   async resolve(claims: TokenClaims): Promise<Principal> {
-    const { principal, tokensValidAfter } = await this.lookup(claims.sub, claims.sid);
+    return this.admit(claims, await this.lookup(claims.sub, claims.sid));
+  }
+
+  resolveCached(claims: TokenClaims): Principal | undefined {
+    const cached = this.fresh(claims.sub, claims.sid);
+    return cached && this.admit(claims, cached);
+  }
+
+  /** The principal of a token whose user and session are known, unless a revocation watermark refuses it. */
+  private admit(claims: TokenClaims, { principal, tokensValidAfter }: CachedPrincipal): Principal {
     const watermark = Math.max(tokensValidAfter, this.settings.get<number>(GLOBAL_WATERMARK_KEY, 0));
     if (claims.iat_ms < watermark) throw unauthorized('Token revoked');
     return principal;
+  }
+
+  private fresh(userId: string, sessionId: string): CachedPrincipal | undefined {
+    const cached = this.principals.get(`${userId}\n${sessionId}`);
+    return cached && cached.expiresAt > clock.now() ? cached : undefined;
   }
 
   /**
@@ -96,16 +112,18 @@ export class SessionService implements IdentityResolver {
    */
   private async lookup(userId: string, sessionId: string): Promise<CachedPrincipal> {
     const key = `${userId}\n${sessionId}`;
-    const cached = this.principals.get(key);
-    if (cached && cached.expiresAt > clock.now()) return cached;
+    const cached = this.fresh(userId, sessionId);
+    if (cached) return cached;
     const row = await this.repository.principal(userId, sessionId);
     if (!row || row.session_revoked_at !== null) {
       this.principals.delete(key);
       throw unauthorized('Session ended');
     }
     if (this.principals.size >= PRINCIPAL_CACHE_SIZE) this.principals.clear();
+    const { tokens_valid_after: _watermark, session_revoked_at: _revoked, ...profile } = row;
     const entry: CachedPrincipal = {
       principal: { id: row.id, username: row.username, role: row.role, email: row.email, groups: JSON.parse(row.groups) as string[], sessionId },
+      profile,
       tokensValidAfter: row.tokens_valid_after,
       expiresAt: clock.now() + PRINCIPAL_CACHE_MS,
     };
@@ -113,7 +131,15 @@ export class SessionService implements IdentityResolver {
     return entry;
   }
 
-  /** Drops cached identities (one user's, or all). */
+  /**
+   * The profile of a principal this request resolved, as fresh as the principal itself (the
+   * cache entry the guard just used); undefined when it has expired or was dropped since.
+   */
+  profile(principal: Principal): UserProfileRow | undefined {
+    return this.fresh(principal.id, principal.sessionId)?.profile;
+  }
+
+  /** Drops cached identities (one user's, or all): called after every change to a user, their TOTP state included. */
   forget(userId?: string): void {
     if (!userId) return this.principals.clear();
     for (const [key, entry] of this.principals) if (entry.principal.id === userId) this.principals.delete(key);

@@ -6,9 +6,11 @@ import type { Database, UsersTable } from '../../core/db/schema.js';
 export type UserRow = Selectable<UsersTable>;
 /** A user with the TOTP-enrolled state the spec's User carries (read by the paths that build the User view). */
 export type UserViewRow = UserRow & { totp_enabled: SqlBool };
+/** What the User view shows: no password hash, no revocation watermark. */
+export type UserProfileRow = Pick<UserViewRow, 'id' | 'username' | 'email' | 'role' | 'groups' | 'auth_source' | 'totp_enabled' | 'created_at' | 'updated_at'>;
 
 /** Read in the same query, so the User view never needs a second lookup into the mfa tables. */
-const totpEnabled = (eb: ExpressionBuilder<Database, 'users'>) =>
+export const totpEnabled = (eb: ExpressionBuilder<Database, 'users'>) =>
   eb.exists(eb.selectFrom('totp').select('totp.user_id').whereRef('totp.user_id', '=', 'users.id').where('totp.state', '=', 'enrolled')).as('totp_enabled');
 
 export class UsersRepository {

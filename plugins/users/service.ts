@@ -3,10 +3,10 @@ import { assertPasswordPolicy, hashPassword } from '../../core/auth/passwords.js
 import type { Role } from '../../core/auth/guard.js';
 import { clock } from '../../core/clock.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
-import type { UserRow, UsersRepository, UserViewRow } from './repository.js';
+import type { UserProfileRow, UserRow, UsersRepository, UserViewRow } from './repository.js';
 import type { CreateUserBody, UpdateUserBody, UserView } from './schemas.js';
 
-export function toUserView(row: UserViewRow): UserView {
+export function toUserView(row: UserProfileRow): UserView {
   return {
     id: row.id,
     username: row.username,
