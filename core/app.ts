@@ -11,7 +11,7 @@ import type { Config } from './config.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { type Db, openDatabase } from './db/database.js';
 import { errorHandlers, tooManyRequests } from './errors.js';
-import { LogPrivacy, loggerOptions, pinoLevel } from './logger.js';
+import { LogPrivacy, lazyRequestLogger, loggerOptions, pinoLevel } from './logger.js';
 import { openApiOptions } from './openapi.js';
 import { securityHeaders } from './security-headers.js';
 import { SettingsRepository } from './settings/repository.js';
@@ -58,6 +58,7 @@ export async function buildApp({ config, logStream }: BuildAppOptions): Promise<
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompilers());
+  app.setChildLoggerFactory(lazyRequestLogger);
   // The API speaks JSON (and multipart where a route registers it): anything else is a 415.
   app.removeContentTypeParser('text/plain');
 

@@ -1,5 +1,6 @@
 import { createHmac, hkdfSync } from 'node:crypto';
-import type { FastifyServerOptions } from 'fastify';
+import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
+import type { Bindings, ChildLoggerOptions } from 'pino';
 import type { LogLevel } from './config.js';
 import type { SettingsStore } from './settings/store.js';
 
@@ -65,4 +66,71 @@ export class LogPrivacy {
   query(text: string): string {
     return this.settings.seed('RAG_LOG_REDACT_QUERIES') ? `[redacted ${text.length} chars]` : text;
   }
+}
+
+type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+type PinoLogger = FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
+
+/**
+ * A request's logger that makes its pino child only when a line at an enabled level is written.
+ * With the redaction paths above, pino runs a child's bindings through the redactor, which cost
+ * more per request than routing it; above INFO most requests never write a line at all.
+ */
+class RequestLogger {
+  private made?: PinoLogger;
+
+  constructor(
+    private readonly parent: PinoLogger,
+    private readonly bindings: Bindings,
+    private readonly options: ChildLoggerOptions,
+  ) {}
+
+  private real(): PinoLogger {
+    return (this.made ??= this.parent.child(this.bindings, this.options) as PinoLogger);
+  }
+
+  get level(): string {
+    return (this.made ?? this.parent).level;
+  }
+
+  set level(level: string) {
+    this.real().level = level;
+  }
+
+  isLevelEnabled(level: string): boolean {
+    return (this.made ?? this.parent).isLevelEnabled(level);
+  }
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.real().child(bindings, options);
+  }
+
+  private write(level: Level, args: unknown[]): void {
+    if (this.isLevelEnabled(level)) (this.real()[level] as (...a: unknown[]) => void)(...args);
+  }
+
+  fatal(...args: unknown[]): void {
+    this.write('fatal', args);
+  }
+  error(...args: unknown[]): void {
+    this.write('error', args);
+  }
+  warn(...args: unknown[]): void {
+    this.write('warn', args);
+  }
+  info(...args: unknown[]): void {
+    this.write('info', args);
+  }
+  debug(...args: unknown[]): void {
+    this.write('debug', args);
+  }
+  trace(...args: unknown[]): void {
+    this.write('trace', args);
+  }
+  silent(): void {}
+}
+
+/** Fastify's childLoggerFactory: every request gets a RequestLogger over the app's logger. */
+export function lazyRequestLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  return new RequestLogger(logger as PinoLogger, bindings, options) as unknown as FastifyBaseLogger;
 }

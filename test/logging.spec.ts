@@ -67,6 +67,26 @@ describe('logging', () => {
     expect(t.app.logPrivacy.query('what is the refund policy?')).toBe('what is the refund policy?');
     await t.close();
   });
+
+  it('tags every request line with its request id, and follows LOG_LEVEL changed at run time', async () => {
+    const t = await startApp({ LOG_LEVEL: 'INFO', RAG_LOG_ANONYMISE: 'false' });
+    const lines = () => t.logs().split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    await t.login();
+    const login = lines().find((line) => line.msg === 'login');
+    expect(login.reqId).toEqual(expect.any(String));
+    expect(lines().filter((line) => line.reqId === login.reqId).map((line) => line.msg)).toEqual(['incoming request', 'login', 'request completed']);
+
+    await t.app.settings.set({ LOG_LEVEL: 'ERROR' });
+    const before = lines().length;
+    await t.login();
+    expect(lines().length).toBe(before);
+
+    await t.app.settings.set({ LOG_LEVEL: 'DEBUG' });
+    await t.login();
+    expect(lines().slice(before).map((line) => line.msg)).toEqual(expect.arrayContaining(['incoming request', 'login', 'request completed']));
+    expect(new Set(lines().slice(before).map((line) => line.reqId)).size).toBe(1);
+    await t.close();
+  });
 });
 
 describe('5xx answers', () => {
