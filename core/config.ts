@@ -91,6 +91,8 @@ export interface Config {
   defaultEmbedder: 'build' | 'off';
   /** HEARTH_DEFAULT_EMBEDDER_DIMENSION: vector size of that build (256; smaller only to save build time in tests). */
   defaultEmbedderDimension: number;
+  /** MODEL_WATCH_SECONDS: how often MODEL_DIR is checked for a newly activated embedding model (0: only at start). */
+  modelWatchSeconds: number;
 
   email: {
     provider: 'console' | 'smtp';
@@ -384,6 +386,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     embedDevice: oneOf(env, 'EMBED_DEVICE', ['auto', 'cpu', 'cuda'] as const, 'auto'),
     defaultEmbedder: oneOf(env, 'HEARTH_DEFAULT_EMBEDDER', ['build', 'off'] as const, 'build', true),
     defaultEmbedderDimension: int(env, 'HEARTH_DEFAULT_EMBEDDER_DIMENSION', 256, 8, 1024),
+    modelWatchSeconds: int(env, 'MODEL_WATCH_SECONDS', 10, 0, 3600),
 
     email: {
       provider: emailProvider,

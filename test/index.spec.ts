@@ -68,3 +68,49 @@ describe('the vector index', () => {
     expect(search.json().results.length).toBeGreaterThan(0);
   });
 });
+
+describe('a model activated while the service runs (MODEL_WATCH_SECONDS)', () => {
+  const until = async (what: () => Promise<boolean>, ms = 30_000) => {
+    for (const end = Date.now() + ms; Date.now() < end; await new Promise((resolve) => setTimeout(resolve, 100))) if (await what()) return;
+    throw new Error('timed out');
+  };
+
+  it('is put in force without a restart: rebuilt in the background while the previous one answers', async () => {
+    const modelDir = mkdtempSync(path.join(os.tmpdir(), 'hearth-index-models-'));
+    await installTinyEmbeddingModel(modelDir, { id: 'model-a', seed: 1 });
+    t = await startApp({ MODEL_DIR: modelDir, MODEL_WATCH_SECONDS: '1' });
+    await ingestPdfs(t, 2, 20);
+    const first = await stats(t);
+    const viewer = (await t.userWithRole('viewer')).access;
+
+    await installTinyEmbeddingModel(modelDir, { id: 'model-b', seed: 2 }); // what `npm run models -- import|use` does
+    await until(async () => (await t.request({ method: 'GET', url: '/api/jobs', token: viewer })).json().jobs.some((job: { type: string }) => job.type === 'index.rebuild'));
+    const search = await t.request({ method: 'POST', url: '/api/search', token: viewer, payload: { query: 'manual', mode: 'vector' } });
+    expect(search.statusCode).toBe(200);
+    expect(search.json().results.length).toBeGreaterThan(0);
+    await until(async () => (await stats(t)).model_id.startsWith('model-b@'));
+    await t.app.jobs.idle();
+    expect(await stats(t)).toMatchObject({ chunks: first.chunks, vectors: first.chunks, stale_chunks: 0 });
+    // One rebuild, not one per poll.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const rebuilds = (await t.request({ method: 'GET', url: '/api/jobs', token: viewer })).json().jobs.filter((job: { type: string }) => job.type === 'index.rebuild');
+    expect(rebuilds).toHaveLength(1);
+  });
+
+  it('turns a keyword-only box hybrid when its first model is installed', async () => {
+    const modelDir = mkdtempSync(path.join(os.tmpdir(), 'hearth-index-models-'));
+    t = await startApp({ MODEL_DIR: modelDir, MODEL_WATCH_SECONDS: '1' });
+    await ingestPdfs(t, 1, 10);
+    const viewer = (await t.userWithRole('viewer')).access;
+    const health = async () => (await t.request({ method: 'GET', url: '/api/health' })).json();
+    expect((await health()).capabilities.search).toBe('keyword');
+
+    await installTinyEmbeddingModel(modelDir);
+    await until(async () => (await health()).capabilities.search === 'hybrid');
+    await t.app.jobs.idle();
+    const after = await stats(t);
+    expect(after).toMatchObject({ vectors: after.chunks, stale_chunks: 0 });
+    const search = await t.request({ method: 'POST', url: '/api/search', token: viewer, payload: { query: 'manual' } });
+    expect(search.json().retrieval_settings.mode_used).toBe('hybrid');
+  });
+});

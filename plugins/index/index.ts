@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin';
-import { loadEmbedder, resolveActiveModel, setActiveModel } from '../../native/embeddings/index.js';
+import { embedderModelId, loadEmbedder, resolveActiveModel, setActiveModel } from '../../native/embeddings/index.js';
 import { DEFAULT_EMBEDDER_ID, installDefaultModelInBackground, type BackgroundBuild } from '../../native/embeddings/default-model/index.js';
 import { ChunksRepository } from '../ingestion/chunks-repository.js';
 import { indexRoutes } from './routes.js';
@@ -35,7 +35,21 @@ export default fp(
     app.decorate('index', service);
 
     let problem: string | null = null;
-    const defaultEmbedder: DefaultEmbedderStatus = { state: app.config.defaultEmbedder === 'off' ? 'off' : 'not_needed', detail: '' };
+    /** The model a background rebuild is heading to, and the last active model that failed to load. */
+    let towards: string | null = null;
+    let refused: string | null = null;
+    // off, building and failed are states of their own; otherwise the model in force says installed or not_needed.
+    let phase: { state: 'off' | 'building' | 'failed'; detail: string } | null = app.config.defaultEmbedder === 'off' ? { state: 'off', detail: '' } : null;
+    const isDefault = (modelId: string | undefined) => !!modelId?.startsWith(`${DEFAULT_EMBEDDER_ID}@`);
+    const defaultEmbedder: DefaultEmbedderStatus = {
+      get state() {
+        return phase?.state ?? (isDefault(searchIndex.embedder()?.modelId) ? 'installed' : 'not_needed');
+      },
+      get detail() {
+        const modelId = searchIndex.embedder()?.modelId;
+        return phase?.detail ?? (isDefault(modelId) ? `${modelId}: Hearth's built-in embedder` : '');
+      },
+    };
     app.decorate('defaultEmbedder', defaultEmbedder);
     let buildPending = false;
     try {
@@ -50,10 +64,10 @@ export default fp(
       };
       if (embedder) {
         await service.open(embedder, previous);
-        if (embedder.modelId.startsWith(`${DEFAULT_EMBEDDER_ID}@`)) Object.assign(defaultEmbedder, { state: 'installed', detail: `${embedder.modelId}: Hearth's built-in embedder` });
+        if (searchIndex.embedder()?.modelId !== embedder.modelId) towards = embedder.modelId;
       } else if (app.config.defaultEmbedder === 'build') {
         buildPending = true;
-        Object.assign(defaultEmbedder, { state: 'building', detail: 'queued: starts once the service is ready' });
+        phase = { state: 'building', detail: 'queued: starts once the service is ready' };
         app.log.info('no embedding model installed in MODEL_DIR: building Hearth\'s default embedder in the background (HEARTH_DEFAULT_EMBEDDER=off disables it); search runs on keywords meanwhile');
       } else app.log.warn('no embedding model installed in MODEL_DIR: search runs on keywords only (npm run models -- pull, or import)');
     } catch (error) {
@@ -64,7 +78,7 @@ export default fp(
 
     app.health.register('embedder', async () => {
       const embedder = searchIndex.embedder();
-      if (embedder) return { status: 'ok', detail: `${embedder.modelId} (${embedder.dimension} dimensions, ${embedder.device})${defaultEmbedder.state === 'installed' ? ', Hearth\'s built-in default embedder' : ''}` };
+      if (embedder) return { status: 'ok', detail: `${embedder.modelId} (${embedder.dimension} dimensions, ${embedder.device})${isDefault(embedder.modelId) ? ', Hearth\'s built-in default embedder' : ''}` };
       if (defaultEmbedder.state === 'building') return { status: 'not_installed', detail: `building Hearth's default embedder in the background (${defaultEmbedder.detail}): search runs on keywords meanwhile` };
       if (defaultEmbedder.state === 'failed') return { status: 'error', detail: 'building the default embedder failed: search runs on keywords only' };
       return problem ? { status: 'error', detail: 'the embedding model could not be loaded: search runs on keywords only' } : { status: 'not_installed', detail: 'no embedding model installed: search runs on keywords only' };
@@ -74,6 +88,40 @@ export default fp(
       return vectors ? { status: 'ok', detail: `${vectors.size()} vectors` } : { status: 'not_installed', detail: 'no vector index: search runs on keywords only' };
     });
 
+    /**
+     * Puts MODEL_DIR's active model in force without a restart: the first model is opened (chunks
+     * embedded in the background); another model gets a background rebuild while the one in force
+     * keeps answering. Runs one at a time; a model that fails to load is logged once, not every poll.
+     */
+    let syncing: Promise<void> = Promise.resolve();
+    const syncActiveModel = () =>
+      (syncing = syncing.then(async () => {
+        if (closing) return;
+        const active = await resolveActiveModel(app.config.modelDir);
+        const wanted = active && embedderModelId(active.manifest);
+        if (!wanted || wanted === (towards ?? searchIndex.embedder()?.modelId) || wanted === refused) return;
+        let embedder;
+        try {
+          embedder = await loadEmbedder({ modelDir: app.config.modelDir, device: app.config.embedDevice, log: app.log, id: active.id });
+        } catch (error) {
+          refused = wanted;
+          throw error;
+        }
+        if (!embedder) return;
+        if (closing) return void (await embedder.close());
+        problem = null;
+        if (!searchIndex.embedder()) {
+          await service.open(embedder, async () => null);
+          app.log.info({ model: embedder.modelId }, 'embedding model in force: search is hybrid; embedding pending chunks in the background');
+          await service.catchUp();
+        } else {
+          towards = embedder.modelId;
+          app.log.warn({ from: searchIndex.embedder()!.modelId, to: embedder.modelId }, 'embedding model changed: rebuilding the vector index in the background; search uses the previous model meanwhile');
+          await service.rebuild(embedder);
+        }
+      }));
+    let watch: NodeJS.Timeout | undefined;
+
     let build: BackgroundBuild | null = null;
     let building: Promise<void> | null = null;
     let closing = false;
@@ -81,7 +129,7 @@ export default fp(
       const started = Date.now();
       const modelDir = app.config.modelDir;
       build = installDefaultModelInBackground({ modelDir, dimension: app.config.defaultEmbedderDimension, activate: false }, (message) => {
-        defaultEmbedder.detail = message;
+        phase = { state: 'building', detail: message };
         app.log.info(`default embedder: ${message}`);
       });
       building = build.done
@@ -89,18 +137,15 @@ export default fp(
           if (closing) return;
           // An admin may have installed another model meanwhile: it wins.
           if (!(await resolveActiveModel(modelDir))) await setActiveModel(modelDir, manifest.id);
-          const embedder = await loadEmbedder({ modelDir, device: app.config.embedDevice, log: app.log });
-          if (!embedder) throw new Error('the built model is not installed');
-          if (closing) return void (await embedder.close());
-          await service.open(embedder, async () => null);
-          const own = embedder.modelId.startsWith(`${DEFAULT_EMBEDDER_ID}@`);
-          Object.assign(defaultEmbedder, own ? { state: 'installed', detail: `${embedder.modelId}: Hearth's built-in embedder, built at first start` } : { state: 'not_needed', detail: '' });
+          await syncActiveModel();
+          const embedder = searchIndex.embedder();
+          if (!embedder) throw new Error('the built model could not be put in force');
+          phase = null;
           app.log.info({ model: embedder.modelId, seconds: Math.round((Date.now() - started) / 1000) }, 'default embedder installed and in force: search is hybrid; embedding pending chunks in the background');
-          await service.catchUp();
         })
         .catch((error: Error) => {
           if (closing) return;
-          Object.assign(defaultEmbedder, { state: 'failed', detail: error.message });
+          phase = { state: 'failed', detail: error.message };
           app.log.error({ err: error }, 'building the default embedder failed: search runs on keywords only');
         });
     };
@@ -108,9 +153,26 @@ export default fp(
     app.addHook('onReady', async () => {
       await service.catchUp();
       if (buildPending) startDefaultBuild();
+      if (app.config.modelWatchSeconds > 0) {
+        let lastError = '';
+        watch = setInterval(() => {
+          // While the default embedder builds, its completion does this.
+          if (defaultEmbedder.state === 'building') return;
+          syncActiveModel().then(
+            () => (lastError = ''),
+            (error: Error) => {
+              if (error.message !== lastError) app.log.error({ err: error }, 'the active embedding model in MODEL_DIR could not be put in force; the model in force stays');
+              lastError = error.message;
+            },
+          );
+        }, app.config.modelWatchSeconds * 1000);
+        watch.unref();
+      }
     });
     app.addHook('onClose', async () => {
       closing = true;
+      clearInterval(watch);
+      await syncing.catch(() => undefined);
       await (build as BackgroundBuild | null)?.cancel();
       await building;
     });
