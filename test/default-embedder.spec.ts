@@ -48,7 +48,11 @@ describe('default embedder build (reduced variant: dimension 32)', () => {
     const model = onnx.ModelProto.decode(await readFile(path.join(folder, 'model.onnx')));
     expect(model.graph!.input!.map((i) => i.name)).toEqual(['input_ids', 'attention_mask', 'token_type_ids']);
     expect(model.graph!.output!.map((o) => o.name)).toEqual(['last_hidden_state']);
-    expect(model.graph!.initializer!.find((t) => t.name === 'token_embeddings')!.dims!.map(Number)).toEqual([30522, 32]);
+    const table = model.graph!.initializer!.find((t) => t.name === 'token_embeddings')!;
+    expect(table.dims!.map(Number)).toEqual([30522, 32]);
+    // Stored as int8 with a float scale per row: a quarter of a float32 table, on disk and in memory.
+    expect(table.dataType).toBe(onnx.TensorProto.DataType.INT8);
+    expect(model.graph!.initializer!.find((t) => t.name === 'token_scales')!.dims!.map(Number)).toEqual([30522]);
   }, 60_000);
 });
 
