@@ -2,7 +2,8 @@
  * POST /api/search latency (app.inject: routing, auth, validation, serialisation included) at 10k
  * and 100k synthetic chunks, against the raw query times measured in the same run: the HNSW index
  * search alone (our thin wrapper over hnswlib) and one FTS5 statement alone (better-sqlite3, no
- * kysely), both for the MATCH the planner builds and for a naive OR of every query word.
+ * kysely), both for the MATCH the planner builds and for a naive OR of every query word; and how
+ * much of exhaustive bm25's top 10 the planned match keeps among its candidates.
  * Chunks: Zipf-distributed words over a 30k vocabulary topped by English function words; vectors:
  * low-rank random unit vectors of the embedder's dimension (the tiny test model, hidden 384, embeds
  * the queries). Queries: "specific" (content words of one chunk) and "vague" (words drawn as they
@@ -19,7 +20,7 @@ import { buildApp } from '../core/app.js';
 import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD, loadConfig } from '../core/config.js';
 import { loadEmbedder, type Embedder } from '../native/embeddings/index.js';
 import { openVectorIndex } from '../native/vector-index/hnsw-index.js';
-import { KEYWORD_LIMITS, STOPWORDS, candidateTerms, planKeywordQuery, queryWords, quoteTerm } from '../plugins/retrieval/keyword-query.js';
+import { KEYWORD_LIMITS, STOPWORDS, candidateTerms, planKeywordQuery, probedFrequency, queryWords, quoteTerm } from '../plugins/retrieval/keyword-query.js';
 import { insertDocuments, type SeedDocument } from '../test/fixtures/search-data.js';
 import { installTinyEmbeddingModel } from '../test/fixtures/tiny-embedding-model.js';
 
@@ -36,6 +37,8 @@ export interface LatencyRow {
 export interface SearchBenchResult {
   chunks: number;
   rows: LatencyRow[];
+  /** Share of exhaustive bm25's top 10 (every content word OR'd, every match scored) among the planned match's first 20 candidates: what bounding the plan gives up. */
+  keywordRecall: { specific: number; vague: number };
   loadavg: number[];
 }
 
@@ -134,7 +137,8 @@ async function time(series: string, inputs: string[], run: (input: string) => un
 
 async function benchSize(chunks: number, queryCount: number, embedder: Embedder): Promise<SearchBenchResult> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-bench-search-'));
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'WARNING', JWT_SECRET_KEY: 'bench-secret-that-is-long-enough-for-hs256', MFA_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') }, { secretDirs: [] });
+  // HEARTH_DEFAULT_EMBEDDER off: building the default model in the background would take a core from the searches measured.
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'WARNING', HEARTH_DEFAULT_EMBEDDER: 'off', JWT_SECRET_KEY: 'bench-secret-that-is-long-enough-for-hs256', MFA_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') }, { secretDirs: [] });
   const app: FastifyInstance = await buildApp({ config });
   const raw = new SQLite(config.databaseFile, { readonly: true });
   try {
@@ -157,15 +161,20 @@ async function benchSize(chunks: number, queryCount: number, embedder: Embedder)
     // The statements of plugins/retrieval/repository.ts, run bare; the naive one is the textbook ORDER BY rank.
     const fts = raw.prepare('select rowid, bm25(chunks_fts) as bm25 from chunks_fts where chunks_fts match ? and rowid >= ? order by bm25 limit 40');
     const naiveFts = raw.prepare('select rowid, rank from chunks_fts where chunks_fts match ? order by rank limit 40');
-    const probe = raw.prepare('select count(*) as n from (select rowid from chunks_fts where chunks_fts match ? limit ?)');
+    const probe = raw.prepare('select count(*) as n, max(rowid) as last from (select rowid from chunks_fts where chunks_fts match ? limit ?)');
+    const span = raw.prepare('select (select min(rowid) from chunks) as first, (select max(rowid) from chunks) as last');
     const floor = raw.prepare('select rowid from chunks_fts where chunks_fts match ? order by rowid desc limit 1 offset ?');
-    const planned = (query: string) => planKeywordQuery(candidateTerms(query).map((term) => ({ term, df: (probe.get(quoteTerm(term), KEYWORD_LIMITS.probeCap) as { n: number }).n })));
+    type Probe = { n: number; last: number | null };
+    const planned = (query: string) => {
+      const rowids = span.get() as { first: number | null; last: number | null };
+      return planKeywordQuery(candidateTerms(query).map((term) => ({ term, df: probedFrequency(probe.get(quoteTerm(term), KEYWORD_LIMITS.probeCap) as Probe, KEYWORD_LIMITS.probeCap, rowids) })));
+    };
     const plans = new Map([...specific, ...vague].map((q) => [q, planned(q)]));
     const runPlan = (query: string) => {
       const plan = plans.get(query);
       if (!plan) return;
       const from = plan.windowed ? ((floor.get(plan.match, KEYWORD_LIMITS.rowBudget) as { rowid: number } | undefined)?.rowid ?? 0) : 0;
-      return fts.all(plan.match, from);
+      return fts.all(plan.match, from) as Array<{ rowid: number }>;
     };
     const naive = (query: string) => queryWords(query).map(quoteTerm).join(' OR ');
 
@@ -182,7 +191,18 @@ async function benchSize(chunks: number, queryCount: number, embedder: Embedder)
       await time('raw fts5 term probes + plan', specific, planned),
       await time('raw fts5 naive OR of every word', specific.slice(0, 60), (q) => naiveFts.all(naive(q))),
     ];
-    return { chunks: seeded.length, rows, loadavg: os.loadavg() };
+    const exhaustive = raw.prepare('select rowid from chunks_fts where chunks_fts match ? order by bm25(chunks_fts) limit 10');
+    const recall = (queries: string[]) => {
+      const shares = queries.slice(0, 100).flatMap((query) => {
+        const terms = candidateTerms(query);
+        const best = terms.length ? (exhaustive.all(terms.map(quoteTerm).join(' OR ')) as Array<{ rowid: number }>) : [];
+        if (!best.length) return [];
+        const kept = new Set((runPlan(query) ?? []).slice(0, 20).map((row) => row.rowid));
+        return [best.filter((row) => kept.has(row.rowid)).length / best.length];
+      });
+      return shares.reduce((a, b) => a + b, 0) / shares.length;
+    };
+    return { chunks: seeded.length, rows, keywordRecall: { specific: recall(specific), vague: recall(vague) }, loadavg: os.loadavg() };
   } finally {
     app.searchIndex.swap(null); // the index plugin would otherwise save these vectors and close the embedder
     raw.close();
@@ -208,6 +228,7 @@ export function formatSearchBench(results: SearchBenchResult[]): string {
     const hybridRaw = keywordRaw + get('raw hnsw search, 20 neighbours').p50 + get('raw embed query (tiny model)').p50;
     const overhead = (series: string, rawMs: number) => `${(get(series).p50 - rawMs).toFixed(2)} ms (${((100 * (get(series).p50 - rawMs)) / get(series).p50).toFixed(0)}%)`;
     lines.push(`overhead over the raw parts, p50: keyword ${overhead('api keyword, specific', keywordRaw)} over probes + fts5; hybrid ${overhead('api hybrid, specific', hybridRaw)} over embed + hnsw + probes + fts5`);
+    lines.push(`exhaustive bm25's top 10 found among the planned match's 20 candidates: ${r.keywordRecall.specific.toFixed(2)} (specific), ${r.keywordRecall.vague.toFixed(2)} (vague)`);
   }
   return lines.join('\n');
 }

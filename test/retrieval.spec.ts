@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadEmbedder, type Embedder } from '../native/embeddings/index.js';
 import { openVectorIndex } from '../native/vector-index/hnsw-index.js';
 import { runRetrievalHarness } from '../bench/retrieval-harness.js';
+import { openDatabase } from '../core/db/database.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery } from '../plugins/retrieval/keyword-query.js';
+import { RetrievalRepository } from '../plugins/retrieval/repository.js';
 import { buildRetrievalCorpus, questionOverlap } from './fixtures/retrieval-corpus.js';
 import { embedChunks, insertDocuments, type SeededChunk } from './fixtures/search-data.js';
 import { installTinyEmbeddingModel } from './fixtures/tiny-embedding-model.js';
@@ -146,6 +148,16 @@ describe('POST /api/search', () => {
       expect(rare.json().results[0].filename).toBe('gizmo.txt');
     });
 
+    it('fetches deeper when the best matches belong to documents that may not be returned', async () => {
+      const hidden = Array.from({ length: 30 }, (_, i) => ({ text: `Quillwort quillwort survey plot ${i}.` }));
+      await insertDocuments(t.app.db, [
+        { filename: 'quillwort-draft.md', status: 'indexing', chunks: hidden },
+        { filename: 'pond-survey.txt', chunks: [{ text: `The pond survey lists sedges, rushes, water mint and one quillwort rosette near the inflow, ${FILLER[3]}` }] },
+      ]);
+      const res = await search({ query: 'quillwort', mode: 'keyword' });
+      expect(res.json().results.map((r: { filename: string }) => r.filename)).toEqual(['pond-survey.txt']);
+    });
+
     it('needs a signed-in user: viewers may search, anonymous callers get 401', async () => {
       expect((await search({ query: 'lighthouse' }, null)).statusCode).toBe(401);
       expect((await search({ query: 'lighthouse' }, 'not-a-token')).statusCode).toBe(401);
@@ -218,9 +230,35 @@ describe('keyword query plan', () => {
     expect(planKeywordQuery([{ term: 'absent', df: 0 }])).toBeNull();
   });
 
+  it('refines with the rarest common terms only while their frequencies fit their own budget', () => {
+    const budget = KEYWORD_LIMITS.commonTermRows;
+    const plan = planKeywordQuery([{ term: 'server', df: budget / 2 }, { term: 'kestrel', df: 12 }, { term: 'network', df: budget / 3 }, { term: 'system', df: 2 * budget }]);
+    expect(plan?.terms).toEqual(['kestrel', 'network', 'server']);
+    expect(planKeywordQuery([{ term: 'system', df: 2 * budget }, { term: 'server', df: 3 * budget }])).toMatchObject({ match: '"system"', windowed: true, terms: ['system'] });
+  });
+
   it('with common terms only, ANDs them over a bounded window, relaxing to the rarest alone', () => {
     const cap = KEYWORD_LIMITS.probeCap;
-    expect(planKeywordQuery([{ term: 'server', df: cap }, { term: 'network', df: 1500 }])).toEqual({ match: '"network" AND "server"', windowed: true, relaxed: '"network"', terms: ['network', 'server'] });
+    expect(planKeywordQuery([{ term: 'server', df: 5 * cap }, { term: 'network', df: cap }])).toEqual({ match: '"network" AND "server"', windowed: true, relaxed: '"network"', terms: ['network', 'server'] });
+  });
+});
+
+describe('term frequency probes', () => {
+  it('count up to the cap and estimate beyond it from where the cap-th match lies', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'hearth-probe-'));
+    const db = await openDatabase(path.join(dir, 'probe.db'));
+    try {
+      const cap = KEYWORD_LIMITS.probeCap;
+      const lines = Array.from({ length: 4 * cap }, (_, i) => ({ text: `Ledger ${i % 2 ? 'memo' : 'audit'} line ${i}${i === 7 ? ' zephyrine' : ''}.` }));
+      await insertDocuments(db, [{ filename: 'ledger.txt', chunks: lines }]);
+      const [ledger, audit, zephyrine, absent] = await new RetrievalRepository(db).termFrequencies(['ledger', 'audit', 'zephyrine', 'absent'], cap);
+      expect(ledger).toBe(4 * cap);
+      expect(Math.abs(audit - 2 * cap)).toBeLessThanOrEqual(2);
+      expect([zephyrine, absent]).toEqual([1, 0]);
+    } finally {
+      await db.destroy();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,7 +1,9 @@
 /**
  * Turns a user's query into a cheap FTS5 MATCH expression. bm25() scores every row the expression
- * matches (~1.5 µs a row here), so a naive OR over every word of a question costs ~100 ms at 100k
- * chunks; the plan below bounds the rows scored instead, using document frequencies probed per term.
+ * matches (~1 µs a row here), so a naive OR over every word of a question costs ~100 ms at 100k
+ * chunks; and to weigh each term it first reads the term's whole doclist (~35 ns an entry), which
+ * for a few common words costs as much again. The plan below bounds both, using document
+ * frequencies probed per term.
  */
 
 /** English function words: they match most chunks and say nothing about the topic. */
@@ -17,18 +19,22 @@ export const STOPWORDS = new Set(
   ).split(' '),
 );
 
+/** Rows bm25 may score for the OR part: rarest terms are added while their frequencies fit. */
+const ROW_BUDGET = 1000;
+
 export const KEYWORD_LIMITS = {
   /** Longest distinct words kept from a long query (length is a cheap first proxy for rarity). */
   maxCandidateTerms: 12,
-  /** A term's document frequency is counted up to this many rows: enough to call it common. */
-  probeCap: 2000,
-  /** Rows bm25 may score for the OR part: rarest terms are added while their frequencies fit. */
-  rowBudget: 1000,
+  /** A term's document frequency is counted one row past the budget (a term found more often can only refine), then estimated. */
+  probeCap: ROW_BUDGET + 1,
+  rowBudget: ROW_BUDGET,
   maxOrTerms: 8,
   /** Common terms that refine the ranking of rows found by the rare ones. */
   maxRefiningTerms: 4,
   /** With only common terms, their AND over the newest `rowBudget` matching rows. */
   maxAndTerms: 3,
+  /** Common terms join, rarest first, while their frequencies sum to at most this: their doclists then cost bm25() about what scoring the row budget does. */
+  commonTermRows: 30 * ROW_BUDGET,
 } as const;
 
 /** Words as FTS5's unicode61 tokenizer cuts them (letters, digits, marks): quotes, *, -, ( ) and AND/OR syntax fall away. */
@@ -52,8 +58,19 @@ export const quoteTerm = (term: string) => `"${term.replaceAll('"', '""')}"`;
 
 export interface TermFrequency {
   term: string;
-  /** Matching chunks, counted up to KEYWORD_LIMITS.probeCap. */
+  /** Matching chunks: exact up to KEYWORD_LIMITS.probeCap, estimated beyond it. */
   df: number;
+}
+
+/**
+ * A term's document frequency from a probe that stopped at `cap` matches: the count below the cap;
+ * at the cap, extrapolated from how far into the chunks' rowid range the last match counted lies
+ * (matches come in rowid order), so common terms can still be told apart at the cost of a rare one.
+ */
+export function probedFrequency(probe: { n: number; last: number | null }, cap: number, rowids: { first: number | null; last: number | null }): number {
+  const n = Number(probe.n);
+  if (n < cap || probe.last === null || rowids.first === null || rowids.last === null) return n;
+  return Math.max(n, Math.round((n * (rowids.last - rowids.first + 1)) / (probe.last - rowids.first + 1)));
 }
 
 export interface KeywordPlan {
@@ -67,7 +84,8 @@ export interface KeywordPlan {
 
 /**
  * Rare terms are OR'd while their frequencies fit the row budget; common terms only re-rank
- * rows that a rare term found (`R OR (R AND C)` scores the rows of R alone, with C's weight added).
+ * rows that a rare term found (`R OR (R AND C)` scores the rows of R alone, with C's weight added),
+ * as many as fit their own budget: the most common add the least weight and cost the most.
  */
 export function planKeywordQuery(frequencies: TermFrequency[]): KeywordPlan | null {
   const present = frequencies.filter((f) => f.df > 0).sort((a, b) => a.df - b.df);
@@ -81,12 +99,24 @@ export function planKeywordQuery(frequencies: TermFrequency[]): KeywordPlan | nu
   }
   const common = present.slice(rare.length);
   if (!rare.length) {
-    const and = common.slice(0, KEYWORD_LIMITS.maxAndTerms).map((f) => f.term);
+    const and = commonTerms(common, KEYWORD_LIMITS.maxAndTerms, 1);
     const relaxed = and.length > 1 ? quoteTerm(and[0]) : undefined;
     return { match: and.map(quoteTerm).join(' AND '), windowed: true, relaxed, terms: and };
   }
-  const refine = common.slice(0, KEYWORD_LIMITS.maxRefiningTerms).map((f) => f.term);
+  const refine = commonTerms(common, KEYWORD_LIMITS.maxRefiningTerms, 0);
   const anyRare = `(${rare.map((f) => quoteTerm(f.term)).join(' OR ')})`;
   const match = refine.length ? `${anyRare} OR (${anyRare} AND (${refine.map(quoteTerm).join(' OR ')}))` : anyRare;
   return { match, windowed: false, terms: [...rare.map((f) => f.term), ...refine] };
+}
+
+/** The rarest common terms, up to `max`, while their frequencies fit KEYWORD_LIMITS.commonTermRows (at least `min` of them). */
+function commonTerms(common: TermFrequency[], max: number, min: number): string[] {
+  const kept: string[] = [];
+  let rows = 0;
+  for (const f of common) {
+    if (kept.length >= max || (kept.length >= min && rows + f.df > KEYWORD_LIMITS.commonTermRows)) break;
+    kept.push(f.term);
+    rows += f.df;
+  }
+  return kept;
 }

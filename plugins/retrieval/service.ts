@@ -80,6 +80,22 @@ export class RetrievalService {
     const n = candidatesPerSide(k);
 
     const hits = new Map<number, ChunkHit>();
+    const looked = new Set<number>();
+    /** Looks up the chunks of rowids not seen yet: the allowed ones land in `hits`. */
+    const hydrate = async (items: Scored[]) => {
+      const fresh = items.map((item) => item.rowid).filter((rowid) => !looked.has(rowid));
+      for (const rowid of fresh) looked.add(rowid);
+      for (const hit of await this.repository.chunksByRowid(fresh, filters)) hits.set(hit.rowid, hit);
+    };
+    // The query embeds (in the embedder's own thread) while the keyword side runs its SQL; then one lookup hydrates both lists.
+    const [vectorSide, keywordSide] = await Promise.all([
+      modeUsed !== 'keyword' && !('unavailable' in side) ? this.vectorCandidates(side, request.query, n) : null,
+      modeUsed !== 'vector' ? this.keywordCandidates(request.query, n) : null,
+    ]);
+    await hydrate([...(vectorSide?.list ?? []), ...(keywordSide?.list ?? [])]);
+    const vectorList = vectorSide ? await this.visible(vectorSide, n, hydrate, hits) : [];
+    const keywordList = keywordSide ? await this.visible(keywordSide, n, hydrate, hits) : [];
+
     const signatures = new Map<number, TextSignature>();
     const signatureOf = (item: Scored) => {
       let signature = signatures.get(item.rowid);
@@ -87,12 +103,7 @@ export class RetrievalService {
       return signature;
     };
     // Deduplicated per side too, so that copies do not push distinct chunks down a side's ranking.
-    const [vector, keyword] = (
-      await Promise.all([
-        modeUsed !== 'keyword' && !('unavailable' in side) ? this.vectorCandidates(side, request.query, n, filters, hits) : [],
-        modeUsed !== 'vector' ? this.keywordCandidates(request.query, n, filters, hits) : [],
-      ])
-    ).map((list) => dropNearDuplicates(list, signatureOf, n));
+    const [vector, keyword] = [vectorList, keywordList].map((list) => dropNearDuplicates(list, signatureOf, n));
     const ranked = modeUsed === 'hybrid' ? fuse(vector, keyword, this.fusion) : modeUsed === 'vector' ? vector : keyword;
     const unique = dropNearDuplicates(ranked, signatureOf, k);
 
@@ -130,35 +141,50 @@ export class RetrievalService {
     return { embedder, vectors };
   }
 
-  private async vectorCandidates(side: { embedder: Embedder; vectors: VectorIndex }, query: string, n: number, filters: SearchFilters, hits: Map<number, ChunkHit>): Promise<Scored[]> {
+  private async vectorCandidates(side: { embedder: Embedder; vectors: VectorIndex }, query: string, n: number): Promise<Candidates> {
     const [queryVector] = await side.embedder.embed([query]);
-    return this.visible(async (limit) => side.vectors.search(queryVector, limit).map(({ label, score }) => ({ rowid: label, score })), n, filters, hits);
+    const fetch = async (limit: number) => side.vectors.search(queryVector, limit).map(({ label, score }) => ({ rowid: label, score }));
+    return { list: await fetch(n), limit: n, fetch };
   }
 
-  private async keywordCandidates(query: string, n: number, filters: SearchFilters, hits: Map<number, ChunkHit>): Promise<Scored[]> {
+  private async keywordCandidates(query: string, n: number): Promise<Candidates | null> {
     const terms = candidateTerms(query);
     const frequencies = await this.repository.termFrequencies(terms, KEYWORD_LIMITS.probeCap);
     const plan = planKeywordQuery(terms.map((term, i) => ({ term, df: frequencies[i] })));
-    if (!plan) return [];
-    const ranked = async (match: string) => {
+    if (!plan) return null;
+    const ranked = async (match: string): Promise<Candidates> => {
       const floor = plan.windowed ? await this.repository.newestMatchFloor(match, KEYWORD_LIMITS.rowBudget) : 0;
-      return this.visible((limit) => this.repository.keywordRanked(match, limit, floor), n, filters, hits);
+      const fetch = (limit: number) => this.repository.keywordRanked(match, limit, floor);
+      return { list: await fetch(n), limit: n, fetch };
     };
-    const found = await ranked(plan.match);
-    return found.length || !plan.relaxed ? found : ranked(plan.relaxed);
+    const relaxed = plan.relaxed;
+    return { ...(await ranked(plan.match)), ...(relaxed ? { relaxed: () => ranked(relaxed) } : {}) };
   }
 
-  /** The first n candidates whose chunks may be returned; fetches deeper while filters hide too many. */
-  private async visible(fetch: (limit: number) => Promise<Scored[]>, n: number, filters: SearchFilters, hits: Map<number, ChunkHit>): Promise<Scored[]> {
-    for (let limit = n; ; limit *= 4) {
-      const raw = await fetch(limit);
-      const found = await this.repository.chunksByRowid(raw.map((item) => item.rowid), filters);
-      for (const hit of found) hits.set(hit.rowid, hit);
-      const allowed = new Set(found.map((hit) => hit.rowid));
-      const list = raw.filter((item) => allowed.has(item.rowid)).slice(0, n);
-      if (list.length >= n || raw.length < limit || limit >= MAX_FETCH) return list;
+  /** The first n candidates whose chunks may be returned; fetches deeper while filters hide too many, and relaxes a plan that finds nothing. */
+  private async visible(candidates: Candidates, n: number, hydrate: (items: Scored[]) => Promise<void>, hits: Map<number, ChunkHit>): Promise<Scored[]> {
+    let { list: raw, limit } = candidates;
+    for (;;) {
+      const list = raw.filter((item) => hits.has(item.rowid)).slice(0, n);
+      if (list.length >= n || raw.length < limit || limit >= MAX_FETCH) {
+        if (list.length || !candidates.relaxed) return list;
+        const relaxed = await candidates.relaxed();
+        await hydrate(relaxed.list);
+        return this.visible(relaxed, n, hydrate, hits);
+      }
+      raw = await candidates.fetch((limit *= 4));
+      await hydrate(raw);
     }
   }
+}
+
+/** One side's candidates, best first: the first `limit` fetched, and how to fetch deeper. */
+interface Candidates {
+  list: Scored[];
+  limit: number;
+  fetch(limit: number): Promise<Scored[]>;
+  /** The keyword plan's fallback when its matches are all hidden or absent. */
+  relaxed?: () => Promise<Candidates>;
 }
 
 function toResult(hit: ChunkHit, rank: number, score: number): SearchResult {
