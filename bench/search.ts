@@ -149,6 +149,8 @@ async function benchSize(chunks: number, queryCount: number, embedder: Embedder)
     const synthetic = lowRankVectors(seeded.length, embedder.dimension, random);
     for (let i = 0; i < seeded.length; i += 1000) vectors.add(seeded.slice(i, i + 1000).map((c) => c.rowid), synthetic.slice(i, i + 1000));
     app.searchIndex.swap({ embedder, vectors });
+    // What the service does by itself within half a minute of ingestion: merge the keyword index's segments.
+    await app.keywordIndex.compact();
 
     const login = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'admin', password: DOCUMENTED_DEFAULT_ADMIN_PASSWORD } });
     const headers = { authorization: `Bearer ${login.json().access_token}` };

@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadEmbedder, type Embedder } from '../native/embeddings/index.js';
 import { openVectorIndex } from '../native/vector-index/hnsw-index.js';
@@ -283,6 +284,38 @@ describe('retrieval-quality harness', () => {
       for (const s of report.scores) expect(s.mrr).toBeLessThanOrEqual(s.recallAt5 + 0.5);
     } finally {
       await rm(modelDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('keyword index maintenance', () => {
+  it('merges the segments ingestion leaves, in steps, without changing any answer; nothing to do until the next write', async () => {
+    const t = await startApp();
+    try {
+      const words = ['harbour', 'lantern', 'copper', 'tide', 'dredger', 'basin', 'orchard', 'ledger', 'quay', 'pilot'];
+      // One transaction per document, as ingestion writes them: every commit leaves FTS5 segments behind.
+      for (let d = 0; d < 60; d++) {
+        const chunks = Array.from({ length: 5 }, (_, c) => ({ text: `Entry ${d}-${c}: the ${words[(d + c) % 10]} and the ${words[(d * 3 + c) % 10]} near ${words[(d * 7) % 10]} ${d * 5 + c}.` }));
+        await insertDocuments(t.app.db, [{ filename: `log-${d}.txt`, chunks }]);
+      }
+      const viewer = (await t.userWithRole('viewer')).access;
+      const search = async (query: string) => (await t.request({ method: 'POST', url: '/api/search', token: viewer, payload: { query, k: 20, mode: 'keyword' } })).json().results;
+      const queries = ['copper lantern', 'pilot quay basin', 'ledger 17', 'orchard'];
+      const before = await Promise.all(queries.map(search));
+      const dataRows = async () => Number((await sql<{ n: number }>`select count(*) as n from chunks_fts_data`.execute(t.app.db)).rows[0].n);
+      const rowsBefore = await dataRows();
+
+      expect(await t.app.keywordIndex.compact()).toBeGreaterThan(0);
+      expect(await dataRows()).toBeLessThan(rowsBefore);
+      await sql`insert into chunks_fts(chunks_fts) values ('integrity-check')`.execute(t.app.db);
+      expect(await Promise.all(queries.map(search))).toEqual(before);
+      expect(await t.app.keywordIndex.compact()).toBe(0);
+
+      await insertDocuments(t.app.db, [{ filename: 'late.txt', chunks: [{ text: 'A late copper lantern entry.' }] }]);
+      await t.app.keywordIndex.compact();
+      expect((await search('late copper')).some((result: { filename: string }) => result.filename === 'late.txt')).toBe(true);
+    } finally {
+      await t.close();
     }
   });
 });

@@ -18,10 +18,19 @@ export interface TokenClaims {
   exp: number;
 }
 
+/** Verified tokens kept, each until it expires: a bearer token is presented on every request. */
+const VERIFIED_CACHE_SIZE = 1000;
+
 /** Signs and verifies Hearth's JWTs; the verifier accepts only the configured algorithm. */
 export class TokenService {
   private readonly sign: (payload: Record<string, unknown>) => string;
   private readonly verify: (token: string) => TokenClaims;
+  /**
+   * Keyed by the whole token string, so only the very same token hits. fast-jwt's own cache keys
+   * by a fresh SHA-256 of the token (more than the rest of an authenticated read) and warns at
+   * boot about any other key.
+   */
+  private readonly verified = new Map<string, TokenClaims>();
 
   constructor(secret: string, algorithm: JwtAlgorithm) {
     this.sign = createSigner({ key: secret, algorithm });
@@ -29,9 +38,6 @@ export class TokenService {
       key: secret,
       algorithms: [algorithm],
       requiredClaims: ['sub', 'sid', 'typ', 'jti', 'iat_ms', 'exp'],
-      cache: 1000,
-      // The token itself is the key: the default key is a fresh SHA-256 of it, which cost more than the rest of the check.
-      cacheKeyBuilder: (token: string) => token,
     });
   }
 
@@ -49,12 +55,17 @@ export class TokenService {
 
   /** Throws 401 for anything but a valid, unexpired token of the expected type. */
   check(token: string, expected: TokenType): TokenClaims {
-    let claims: TokenClaims;
-    try {
-      claims = this.verify(token);
-    } catch (error) {
-      const expired = error instanceof TokenError && error.code === TokenError.codes.expired;
-      throw unauthorized(expired ? 'Token expired' : 'Invalid token');
+    let claims = this.verified.get(token);
+    if (!claims || claims.exp * 1000 <= Date.now()) {
+      try {
+        claims = this.verify(token);
+      } catch (error) {
+        this.verified.delete(token);
+        const expired = error instanceof TokenError && error.code === TokenError.codes.expired;
+        throw unauthorized(expired ? 'Token expired' : 'Invalid token');
+      }
+      if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
+      this.verified.set(token, claims);
     }
     if (claims.typ !== expected) throw unauthorized(`A ${claims.typ} token cannot be used as a ${expected} token`);
     if (typeof claims.iat_ms !== 'number' || typeof claims.sub !== 'string') throw unauthorized('Invalid token');
