@@ -2,7 +2,8 @@
  * Raw embedding throughput of one model, measured alone (no SQLite, no index): texts/s and
  * tokens/s at batch sizes 1, 16 and 64. The main bench calls `benchEmbeddings` to report ingestion
  * as a fraction of it. Alone: `npx tsx bench/embeddings.ts` uses MODEL_DIR's active model when
- * MODEL_DIR is set, else builds the tiny test model. BENCH_EMBED_SECONDS (default 3) per batch size.
+ * MODEL_DIR is set, else builds the tiny test model, or with BENCH_EMBED_MODEL=minilm-shape a
+ * random-weight model with all-MiniLM-L6-v2's compute. BENCH_EMBED_SECONDS (default 3) per batch size.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -15,6 +16,8 @@ export interface EmbeddingBenchRow {
   texts: number;
   tokens: number;
   seconds: number;
+  /** CPU time of this process (every thread) over the same span: steadier than wall time on a shared box. */
+  cpuSeconds: number;
   textsPerSecond: number;
   tokensPerSecond: number;
 }
@@ -61,6 +64,7 @@ export async function benchEmbeddings(embedder: Embedder, options: EmbeddingBenc
     let texts = 0;
     let tokens = 0;
     const start = process.hrtime.bigint();
+    const cpuStart = process.cpuUsage();
     let elapsed = 0;
     while (elapsed < seconds) {
       const idx = take();
@@ -69,7 +73,8 @@ export async function benchEmbeddings(embedder: Embedder, options: EmbeddingBenc
       for (const i of idx) tokens += tokensOf[i];
       elapsed = Number(process.hrtime.bigint() - start) / 1e9;
     }
-    rows.push({ batchSize, texts, tokens, seconds: elapsed, textsPerSecond: texts / elapsed, tokensPerSecond: tokens / elapsed });
+    const cpu = process.cpuUsage(cpuStart);
+    rows.push({ batchSize, texts, tokens, seconds: elapsed, cpuSeconds: (cpu.user + cpu.system) / 1e6, textsPerSecond: texts / elapsed, tokensPerSecond: tokens / elapsed });
   }
   return rows;
 }
@@ -85,8 +90,8 @@ async function standalone(): Promise<void> {
   let modelDir = process.env.MODEL_DIR;
   if (!modelDir) {
     tmpDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-bench-embed-'));
-    const { installTinyEmbeddingModel } = await import('../test/fixtures/tiny-embedding-model.js');
-    await installTinyEmbeddingModel(tmpDir);
+    if (process.env.BENCH_EMBED_MODEL === 'minilm-shape') await (await import('./minilm-shape-model.js')).installMiniLmShapeModel(tmpDir);
+    else await (await import('../test/fixtures/tiny-embedding-model.js')).installTinyEmbeddingModel(tmpDir);
     modelDir = tmpDir;
   }
   try {

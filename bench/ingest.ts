@@ -1,36 +1,69 @@
 /**
  * Ingestion throughput of the built service, end to end over HTTP: a generated PDF of 200 pages
  * and 1,000 generated text files are uploaded to `node dist/server.js` and timed until their jobs
- * finish. In the same run, with the service stopped, the same embedding model embeds the same
- * chunk texts alone (benchEmbeddings): ingestion is reported as a fraction of that raw throughput
- * (issue target: at least 80%). Peak RSS is the service's VmHWM from /proc.
+ * finish. In the same run, with the service stopped (just before it starts and just after it stops),
+ * the same embedding model embeds the same chunk texts alone, in this process and on its calling
+ * thread (models.ts's loadEmbedder, no worker, no SQLite): ingestion is reported as a fraction of
+ * that raw throughput (issue target: at least 80%), and, steadier on a shared machine, as the
+ * fraction of the service's CPU time per chunk that the model itself needs.
  *
- * The only embedding model on the bench machine is the tiny test model (test/fixtures/
- * tiny-embedding-model.ts: a bag-of-tokens ONNX graph with the real all-MiniLM-L6-v2 tokenizer,
- * built here with 384 dimensions like MiniLM). Its ONNX run is nearly free, so its "raw" throughput
- * is mostly tokenisation, and every other cost of ingestion weighs far more than it would beside
- * a real encoder: read the fraction with that in mind.
+ * Models. The target is about a real encoder, and no pretrained weights exist on the bench machine:
+ * the main row uses bench/minilm-shape-model.ts, all-MiniLM-L6-v2's exact architecture with random
+ * weights (fp32, 90 MB), so each chunk costs what the recommended model costs. The second row uses
+ * the tiny bag-of-tokens test model (test/fixtures/tiny-embedding-model.ts), whose ONNX run is
+ * nearly free: there ingestion's fixed costs (HTTP upload, extraction, SQLite, HNSW) stand alone.
+ *
+ * Peak RSS at scale (issue target: under 400 MB at 100k chunks with the embedder loaded): 100k
+ * synthetic chunks (bench/search.ts's corpus) and low-rank vectors are written straight into a data
+ * dir, as the service finds them at boot; the service then starts on it with the MiniLM-shape model,
+ * ingests the 200-page PDF and some text files, and answers hybrid searches. VmHWM of the service
+ * (all its threads) is read from /proc after each step.
  *
  * Alone: `npm run build && npx tsx bench/ingest.ts`. BENCH_INGEST_PAGES (200), BENCH_INGEST_FILES
- * (1000), BENCH_INGEST_CONCURRENCY (uploads in flight, 4), BENCH_EMBED_SECONDS (3 per batch size),
- * BENCH_CPU_PROF=1 (V8 CPU profiles of the service, main thread and extraction workers, into
- * bench/results/profiles/).
+ * (1000), BENCH_INGEST_CONCURRENCY (uploads in flight, 4), BENCH_EMBED_SECONDS (5 per batch size and raw window),
+ * BENCH_INGEST_MODELS (minilm-shape,tiny; none skips), BENCH_INGEST_RSS_CHUNKS (100000; 0 skips),
+ * BENCH_CPU_PROF=1 (V8 CPU profiles of the service's threads into bench/results/profiles/).
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import { loadEmbedder } from '../native/embeddings/index.js';
+import { buildApp } from '../core/app.js';
+import { loadConfig } from '../core/config.js';
+import type { Embedder } from '../native/embeddings/embedder.js';
+import { loadEmbedder } from '../native/embeddings/models.js';
+import { chunkDocument } from '../plugins/ingestion/chunker.js';
 import { generateLicenceKeyPair, issueLicence } from '../plugins/license/licence-key.js';
 import { makePdf, prose } from '../test/fixtures/documents.js';
+import { insertDocuments } from '../test/fixtures/search-data.js';
 import { installTinyEmbeddingModel, TINY_MODEL_ID } from '../test/fixtures/tiny-embedding-model.js';
 import { benchEmbeddings, type EmbeddingBenchRow } from './embeddings.js';
-import { BENCH_SECRETS, login, num, pct, peakRssMiB, ROOT, type Service, startService, stopService } from './harness.js';
+import { BENCH_SECRETS, login, num, pct, peakRssMiB, processCpuMicros, ROOT, type Service, startService, stopService } from './harness.js';
+import { installMiniLmShapeModel, MINILM_SHAPE_MODEL_ID } from './minilm-shape-model.js';
+import { lowRankVectors, queriesFrom, rng, syntheticDocuments } from './search.js';
 
 export const INGEST_TARGET_RATIO = 0.8;
-/** The service's default INDEX_UPSERT_BATCH_SIZE: the pipeline embeds this many chunk texts per call. */
-const UPSERT_BATCH = 256;
+export const RSS_TARGET_MB = 400;
+
+export type BenchModel = 'minilm-shape' | 'tiny';
+
+/** Chunk texts of the raw sample. */
+const RAW_SAMPLE = 96;
+
+const MODELS: Record<BenchModel, { install: (dir: string) => Promise<unknown>; batchSizes: number[]; note: string }> = {
+  'minilm-shape': {
+    install: (dir) => installMiniLmShapeModel(dir),
+    // The whole sample per call: the embedder sorts it by length, so its ONNX runs of 16 pad little (its best case).
+    batchSizes: [RAW_SAMPLE],
+    note: `${MINILM_SHAPE_MODEL_ID}: all-MiniLM-L6-v2's architecture (the recommended model: 6 layers, hidden 384, 12 heads, fp32) with random weights and the real tokenizer. No pretrained weights are on this machine; this one costs per chunk what the real model costs, which is what the 80% target is about`,
+  },
+  tiny: {
+    install: (dir) => installTinyEmbeddingModel(dir, { hidden: 384 }),
+    batchSizes: [16, 256],
+    note: `${TINY_MODEL_ID}: the tiny bag-of-tokens test model (real tokenizer, 384 dimensions) whose ONNX run costs almost nothing, so its raw throughput is mostly tokenisation: this row shows ingestion's fixed costs per document and chunk, not the target`,
+  },
+};
 
 export interface IngestBenchOptions {
   serverScript?: string;
@@ -39,6 +72,9 @@ export interface IngestBenchOptions {
   uploadConcurrency?: number;
   /** Seconds per batch size of the raw embedding measurement. */
   embedSeconds?: number;
+  models?: BenchModel[];
+  /** Chunks in the index of the peak RSS run; 0 skips it. */
+  rssChunks?: number;
   /** Write V8 CPU profiles of the service here. */
   cpuProfileDir?: string;
   log?: (line: string) => void;
@@ -53,29 +89,55 @@ export interface PhaseResult {
   uploadSeconds: number;
   itemsPerSecond: number;
   chunksPerSecond: number;
-  /** Chunks/s as a fraction of the raw embedding throughput. */
+  /** The model alone (this thread, no service), chunks/s, over the phase's time: each round against the raw windows just before and after it. */
+  rawChunksPerSecond: number;
+  /** Chunks/s as a fraction of rawChunksPerSecond. */
   ofRawEmbedding: number;
-  /** Wall time per chunk beyond what embedding it alone takes (extraction, chunking, SQLite, HNSW, HTTP), ms. */
-  overheadMsPerChunk: number;
-  /**
-   * The raw embedder throughput (chunks/s) at or below which this overhead would leave ingestion at the
-   * 80% target, if it stayed the same beside a slower model (it competes for the same 2 cores, so roughly).
-   */
-  targetHoldsUpToRawChunksPerSecond: number;
+  /** CPU time of the service (all threads) per chunk, ms. */
+  cpuMsPerChunk: number | null;
+  /** The model's own CPU time per chunk (raw) as a fraction of the service's: the share of ingestion's CPU that is embedding. */
+  cpuShareOfModel: number | null;
   failed: number;
   /** VmHWM of the service at the end of the phase, MiB. */
   peakRssMiB: number | null;
 }
 
-export interface IngestBenchResult {
-  model: { id: string; dimension: number; device: string; note: string };
-  settings: { pdfPages: number; textFiles: number; uploadConcurrency: number; upsertBatchSize: number; extractionWorkers: string };
+export interface RawEmbedding {
+  windows: RawWindow[];
+  /** Texts of the sample, and their mean tokens against the mean of the chunks the service indexed. */
+  texts: number;
+  sampleTokens: number;
+  indexedTokens: number;
+}
+
+export interface ModelRun {
+  model: { name: BenchModel; id: string; dimension: number; device: string; note: string };
   pdf: PhaseResult & { pagesPerSecond: number; jobSeconds: number | null };
-  text: PhaseResult & { filesPerSecond: number };
-  embedding: { rows: EmbeddingBenchRow[]; texts: number; meanTokens: number; bestTextsPerSecond: number };
+  text: PhaseResult & { filesPerSecond: number; rounds: number };
+  embedding: RawEmbedding;
   index: { chunks: number; vectors: number; stale_chunks: number };
   peakRssMiB: { boot: number | null; afterPdf: number | null; afterText: number | null };
   target: { minRatio: number; pass: boolean };
+}
+
+export interface RssAtScale {
+  model: string;
+  chunks: number;
+  vectors: number;
+  ingested: { pdfPages: number; textFiles: number; chunks: number };
+  searches: number;
+  /** VmHWM of the service, MiB, after each step. */
+  peakRssMiB: { boot: number | null; afterIngest: number | null; afterSearch: number | null };
+  /** At the end: resident anonymous and file-backed memory (MiB), threads. */
+  end: { rssMiB: number | null; anonMiB: number | null; fileMiB: number | null; threads: number | null };
+  target: { maxMB: number; pass: boolean };
+  howMeasured: string;
+}
+
+export interface IngestBenchResult {
+  settings: { pdfPages: number; textFiles: number; uploadConcurrency: number; extractionWorkers: string };
+  runs: ModelRun[];
+  rssAtScale: RssAtScale | null;
 }
 
 // --- the service ---
@@ -115,15 +177,76 @@ class Client {
   }
 }
 
-async function poll<T>(what: string, service: Service, probe: () => Promise<T | undefined>, timeoutMs: number, intervalMs = 25): Promise<T> {
+/**
+ * How often the bench asks whether indexing is done: polling every 10 ms took CPU on this 2-core machine
+ * (its requests, and this process) from the service being measured; 100 ms costs at most that much time.
+ */
+const POLL_MS = 100;
+
+async function poll<T>(what: string, service: Service, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
     if (value !== undefined) return value;
     if (service.child.exitCode !== null || service.child.signalCode !== null) throw new Error(`the service exited while waiting for ${what}:\n${service.output()}`);
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
+}
+
+/** Starts the service on a data dir with a PRO licence (1,000 documents are over the FREE plan's 500, as a customer would). */
+async function startLicensed(serverScript: string, dataDir: string, modelDir: string, nodeArgs: string[] = []): Promise<{ service: Service; client: Client }> {
+  const signer = generateLicenceKeyPair();
+  const service = await startService(
+    serverScript,
+    { DATA_DIR: dataDir, MODEL_DIR: modelDir, ...BENCH_SECRETS, LICENSE_PUBLIC_KEYS: signer.publicKeyBase64, LOG_LEVEL: 'ERROR' },
+    { nodeArgs, timeoutMs: 300_000 },
+  );
+  try {
+    const client = new Client(service.url);
+    await client.login();
+    const day = 86_400_000;
+    const licence = issueLicence(signer.privateKeyPem, {
+      id: 'bench',
+      licensee: 'Hearth bench',
+      tier: 'PRO',
+      issued_at: new Date(Date.now() - day).toISOString(),
+      expires_at: new Date(Date.now() + 30 * day).toISOString(),
+    });
+    await client.json('POST', '/api/license', { license_key: licence });
+    const health = await client.json<{ components: Record<string, { status: string; detail?: string }> }>('GET', '/api/health');
+    if (health.components.embedder?.status !== 'ok') throw new Error(`the service has no embedder: ${JSON.stringify(health.components.embedder)}`);
+    return { service, client };
+  } catch (error) {
+    await stopService(service).catch(() => service.child.kill('SIGKILL'));
+    throw error;
+  }
+}
+
+type JobView = { state: string; started_at?: string; finished_at?: string; error?: string };
+type DocView = { id: string; status: string; chunk_count: number; error: string | null };
+
+/** Uploads one file and waits for its job; returns the document as indexed. */
+async function ingestOne(client: Client, service: Service, file: string): Promise<{ doc: DocView; job: JobView; uploadSeconds: number }> {
+  const start = process.hrtime.bigint();
+  const uploaded = await client.upload(file);
+  const uploadSeconds = seconds(start);
+  const job = await poll(`the job of ${path.basename(file)}`, service, async () => {
+    const view = await client.json<JobView>('GET', `/api/jobs/${uploaded.job.id}`);
+    return ['succeeded', 'failed', 'cancelled'].includes(view.state) ? view : undefined;
+  }, 1_800_000);
+  const doc = (await client.json<{ documents: DocView[] }>('GET', '/api/docs?limit=5')).documents.find((d) => d.id === uploaded.document.id)!;
+  if (job.state !== 'succeeded' || doc.status !== 'indexed') throw new Error(`${path.basename(file)} was not indexed: job ${job.state} ${job.error ?? ''}, document ${doc.status} ${doc.error ?? ''}`);
+  return { doc, job, uploadSeconds };
+}
+
+/** Uploads files, `concurrency` in flight (each upload is a job; they run one at a time), then waits until none is queued or indexing. */
+async function ingestMany(client: Client, service: Service, files: string[], concurrency: number): Promise<{ uploadSeconds: number; failed: number }> {
+  const start = process.hrtime.bigint();
+  await inParallel(files, concurrency, (file) => client.upload(file));
+  const uploadSeconds = seconds(start);
+  await poll('the text files to be indexed', service, async () => ((await client.count('queued')) + (await client.count('indexing')) === 0 ? true : undefined), 3_600_000);
+  return { uploadSeconds, failed: await client.count('failed') };
 }
 
 // --- the corpus ---
@@ -151,180 +274,348 @@ async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promi
 
 const seconds = (from: bigint) => Number(process.hrtime.bigint() - from) / 1e9;
 
+// --- raw embedding ---
+
+/**
+ * The sample the model embeds alone: the first notes of the corpus cut by the product's chunker as
+ * the pipeline cuts them (chunks of at most 256 tokens, 12% overlap, RAG_MIN_CHUNK_LENGTH 50), so
+ * every window embeds the same texts and they look like the chunks ingestion embeds.
+ */
+function rawSample(files: string[], embedder: Embedder, count: number): string[] {
+  const maxTokens = Math.min(256, embedder.maxTokens - 2);
+  const options = { maxTokens, overlapTokens: Math.round(maxTokens * 0.12), minChars: 50, countTokens: (text: string) => embedder.countTokens(text) };
+  const sample: string[] = [];
+  for (const file of files) {
+    for (const draft of chunkDocument({ sections: [{ kind: 'text', text: readFileSync(file, 'utf8') }] }, options)) sample.push(draft.text);
+    if (sample.length >= count) break;
+  }
+  return sample.slice(0, count);
+}
+
+interface RawWindow {
+  when: string;
+  rows: EmbeddingBenchRow[];
+  best: number;
+  /** CPU time of this process per text at the best batch size, ms. */
+  cpuMsPerText: number;
+  loadAverage: number;
+}
+
+/** The model alone on this thread (models.ts's loadEmbedder: no worker, no service) over the sample, at each batch size. */
+async function rawWindow(when: string, modelDir: string, texts: string[], batchSizes: number[], secondsPerSize: number): Promise<RawWindow> {
+  const embedder = await loadEmbedder({ modelDir, device: 'cpu' });
+  if (!embedder) throw new Error('the model did not load for the raw measurement');
+  try {
+    const rows: EmbeddingBenchRow[] = [];
+    const cpu: number[] = [];
+    for (const batchSize of batchSizes) {
+      const before = process.cpuUsage();
+      const [row] = await benchEmbeddings(embedder, { batchSizes: [batchSize], secondsPerSize, texts });
+      const used = process.cpuUsage(before);
+      rows.push(row);
+      // The warm-up batch is in the CPU time but not in row.texts: count it.
+      cpu.push((used.user + used.system) / 1000 / (row.texts + batchSize));
+    }
+    const bestAt = rows.reduce((best, row, i) => (row.textsPerSecond > rows[best].textsPerSecond ? i : best), 0);
+    return { when, rows, best: rows[bestAt].textsPerSecond, cpuMsPerText: cpu[bestAt], loadAverage: os.loadavg()[0] };
+  } finally {
+    await embedder.close();
+  }
+}
+
+// --- one model, throughput ---
+
+/** The text files go in this many rounds, a raw window between rounds: load changes on a shared machine hit both sides alike. */
+const TEXT_ROUNDS = 4;
+
+interface Segment {
+  chunks: number;
+  seconds: number;
+  cpuMicros: number | null;
+  /** The raw throughput around it: the mean of the windows just before and just after. */
+  reference: number;
+}
+
+/** A phase against the raw windows around its segments: the chunks raw embedding would have made in the same spans of time. */
+function phaseResult(items: number, segments: Segment[], extra: { uploadSeconds: number; failed: number; rss: number | null }, modelCpuMs: number): PhaseResult {
+  const chunks = segments.reduce((sum, s) => sum + s.chunks, 0);
+  const seconds = segments.reduce((sum, s) => sum + s.seconds, 0);
+  const rawChunks = segments.reduce((sum, s) => sum + s.seconds * s.reference, 0);
+  const cpuMicros = segments.every((s) => s.cpuMicros !== null) ? segments.reduce((sum, s) => sum + s.cpuMicros!, 0) : null;
+  const cpuMsPerChunk = cpuMicros === null ? null : cpuMicros / 1000 / chunks;
+  return {
+    items,
+    chunks,
+    seconds,
+    uploadSeconds: extra.uploadSeconds,
+    itemsPerSecond: items / seconds,
+    chunksPerSecond: chunks / seconds,
+    rawChunksPerSecond: rawChunks / seconds,
+    ofRawEmbedding: chunks / rawChunks,
+    cpuMsPerChunk,
+    cpuShareOfModel: cpuMsPerChunk === null ? null : modelCpuMs / cpuMsPerChunk,
+    failed: extra.failed,
+    peakRssMiB: extra.rss,
+  };
+}
+
+async function benchModel(name: BenchModel, work: string, pdf: string, texts: string[], options: Required<Pick<IngestBenchOptions, 'serverScript' | 'pdfPages' | 'textFiles' | 'uploadConcurrency' | 'embedSeconds'>> & Pick<IngestBenchOptions, 'cpuProfileDir'>, log: (line: string) => void): Promise<ModelRun> {
+  const spec = MODELS[name];
+  const modelDir = path.join(work, `models-${name}`);
+  await spec.install(modelDir);
+  const dataDir = path.join(work, `data-${name}`);
+  const sampler = await loadEmbedder({ modelDir, device: 'cpu' });
+  if (!sampler) throw new Error(`the ${name} model did not load`);
+  const sample = rawSample(texts, sampler, RAW_SAMPLE);
+  const sampleTokens = sample.reduce((sum, text) => sum + sampler.countTokens(text), 0) / sample.length;
+  await sampler.close();
+  // Raw windows before, between and after the phases and the rounds of text files, the service idle or stopped.
+  const windows: RawWindow[] = [];
+  const raw = async (when: string) => {
+    log(`  [${name}] raw embedding ${when}…`);
+    windows.push(await rawWindow(when, modelDir, sample, spec.batchSizes, options.embedSeconds));
+    return windows.at(-1)!;
+  };
+  const around = (a: RawWindow, b: RawWindow) => (a.best + b.best) / 2;
+
+  const first = await raw('before the service starts');
+  const profile = options.cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfileDir, '--cpu-prof-name', `ingest-${name}-${Date.now()}.cpuprofile`] : [];
+  const { service, client } = await startLicensed(options.serverScript, dataDir, modelDir, profile);
+  const pid = service.child.pid;
+  const rssBoot = peakRssMiB(pid);
+  const cpuSince = (from: number | null) => {
+    const now = processCpuMicros(pid);
+    return from !== null && now !== null ? now - from : null;
+  };
+  let stats: { chunks: number; vectors: number; stale_chunks: number; model_id: string; dimension: number; device: string };
+  let pdfSegment: Segment;
+  let pdfDoc: { doc: DocView; job: JobView; uploadSeconds: number };
+  const textSegments: Segment[] = [];
+  let textUpload = 0;
+  let failed = 0;
+  let rssAfterPdf: number | null;
+  let rssAfterText: number | null;
+  try {
+    log(`  [${name}] PDF: uploading ${path.basename(pdf)} (${(readFileSync(pdf).length / 1024).toFixed(0)} KiB) and waiting for its job…`);
+    const cpu = processCpuMicros(pid);
+    const start = process.hrtime.bigint();
+    pdfDoc = await ingestOne(client, service, pdf);
+    pdfSegment = { chunks: pdfDoc.doc.chunk_count, seconds: seconds(start), cpuMicros: cpuSince(cpu), reference: 0 };
+    rssAfterPdf = peakRssMiB(pid);
+    let previous = await raw('after the PDF (the service idle)');
+    pdfSegment.reference = around(first, previous);
+
+    let indexed = pdfDoc.doc.chunk_count;
+    const rounds = Math.min(TEXT_ROUNDS, texts.length);
+    for (let round = 0; round < rounds; round++) {
+      const files = texts.slice(Math.round((round * texts.length) / rounds), Math.round(((round + 1) * texts.length) / rounds));
+      log(`  [${name}] text, round ${round + 1}/${rounds}: uploading ${files.length} files, ${options.uploadConcurrency} at a time, and waiting for their jobs…`);
+      const cpuRound = processCpuMicros(pid);
+      const startRound = process.hrtime.bigint();
+      const result = await ingestMany(client, service, files, options.uploadConcurrency);
+      const elapsed = seconds(startRound);
+      const cpuMicros = cpuSince(cpuRound);
+      const total = (await client.json<{ chunks: number }>('GET', '/api/index/stats')).chunks;
+      textUpload += result.uploadSeconds;
+      failed = result.failed;
+      const next = round === rounds - 1 ? null : await raw(`after text round ${round + 1} (the service idle)`);
+      textSegments.push({ chunks: total - indexed, seconds: elapsed, cpuMicros, reference: next ? around(previous, next) : NaN });
+      indexed = total;
+      if (next) previous = next;
+    }
+    stats = await client.json('GET', '/api/index/stats');
+    rssAfterText = peakRssMiB(pid);
+  } finally {
+    await stopService(service).catch(() => service.child.kill('SIGKILL'));
+  }
+  const last = await raw('after the service stopped');
+  textSegments.at(-1)!.reference = around(windows.at(-2)!, last);
+
+  const db = new Database(path.join(dataDir, 'hearth.db'), { readonly: true, fileMustExist: true });
+  const indexedTokens = (db.prepare('SELECT avg(token_count) FROM chunks').pluck().get() as number) ?? 0;
+  db.close();
+  const modelCpuMs = windows.reduce((sum, w) => sum + w.cpuMsPerText, 0) / windows.length;
+  const pdfPhase = phaseResult(options.pdfPages, [pdfSegment], { uploadSeconds: pdfDoc.uploadSeconds, failed: 0, rss: rssAfterPdf }, modelCpuMs);
+  const textPhase = phaseResult(options.textFiles, textSegments, { uploadSeconds: textUpload, failed, rss: rssAfterText }, modelCpuMs);
+  const { job } = pdfDoc;
+  return {
+    model: { name, id: stats.model_id, dimension: stats.dimension, device: stats.device, note: spec.note },
+    pdf: { ...pdfPhase, pagesPerSecond: options.pdfPages / pdfPhase.seconds, jobSeconds: job.started_at && job.finished_at ? (Date.parse(job.finished_at) - Date.parse(job.started_at)) / 1000 : null },
+    text: { ...textPhase, filesPerSecond: options.textFiles / textPhase.seconds, rounds: textSegments.length },
+    embedding: { windows, texts: sample.length, sampleTokens, indexedTokens },
+    index: { chunks: stats.chunks, vectors: stats.vectors, stale_chunks: stats.stale_chunks },
+    peakRssMiB: { boot: rssBoot, afterPdf: rssAfterPdf, afterText: rssAfterText },
+    target: { minRatio: INGEST_TARGET_RATIO, pass: Math.min(pdfPhase.ofRawEmbedding, textPhase.ofRawEmbedding) >= INGEST_TARGET_RATIO },
+  };
+}
+
+// --- peak RSS at scale ---
+
+/** Writes the corpus straight into SQLite and the HNSW file of a data dir, as the service finds them at boot. */
+async function seedIndex(dataDir: string, modelDir: string, chunks: number): Promise<{ texts: string[] }> {
+  const config = loadConfig({ DATA_DIR: dataDir, MODEL_DIR: modelDir, LOG_LEVEL: 'ERROR', ...BENCH_SECRETS }, { secretDirs: [] });
+  const app = await buildApp({ config });
+  try {
+    await app.ready();
+    const embedder = app.searchIndex.embedder();
+    const vectors = app.searchIndex.vectors();
+    if (!embedder || !vectors) throw new Error('the embedding model did not load');
+    const random = rng(chunks);
+    const seeded = await insertDocuments(app.db, syntheticDocuments(chunks, random));
+    const synthetic = lowRankVectors(seeded.length, embedder.dimension, random);
+    for (let i = 0; i < seeded.length; i += 1000) vectors.add(seeded.slice(i, i + 1000).map((c) => c.rowid), synthetic.slice(i, i + 1000));
+    // Marked embedded with the model in force: the service's boot keeps the vectors and embeds nothing.
+    await app.db.updateTable('chunks').set({ embedded_with: embedder.modelId }).execute();
+    return { texts: seeded.filter((_, i) => i % 97 === 0).map((c) => c.text) };
+  } finally {
+    await app.close(); // saves the HNSW file
+  }
+}
+
+function procStatus(pid: number | undefined): { rssMiB: number | null; anonMiB: number | null; fileMiB: number | null; threads: number | null } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const field = (name: string) => {
+      const match = new RegExp(`${name}:\\s+(\\d+)`).exec(status);
+      return match ? Number(match[1]) : null;
+    };
+    const mib = (kb: number | null) => (kb === null ? null : kb / 1024);
+    return { rssMiB: mib(field('VmRSS')), anonMiB: mib(field('RssAnon')), fileMiB: mib(field('RssFile')), threads: field('Threads') };
+  } catch {
+    return { rssMiB: null, anonMiB: null, fileMiB: null, threads: null };
+  }
+}
+
+async function benchRssAtScale(work: string, pdf: string, texts: string[], chunks: number, options: { serverScript: string; pdfPages: number; uploadConcurrency: number }, log: (line: string) => void): Promise<RssAtScale> {
+  const modelDir = path.join(work, 'models-rss');
+  await MODELS['minilm-shape'].install(modelDir);
+  const dataDir = path.join(work, 'data-rss');
+  log(`  [rss] writing ${chunks} chunks and their vectors into a data dir…`);
+  const { texts: corpus } = await seedIndex(dataDir, modelDir, chunks);
+  log('  [rss] starting the service on it, ingesting the PDF and text files, searching…');
+  const { service, client } = await startLicensed(options.serverScript, dataDir, modelDir);
+  const pid = service.child.pid;
+  try {
+    const boot = peakRssMiB(pid);
+    const pdfRun = await ingestOne(client, service, pdf);
+    const { failed } = await ingestMany(client, service, texts, options.uploadConcurrency);
+    if (failed > 0) throw new Error(`${failed} documents failed during the RSS run`);
+    const afterIngest = peakRssMiB(pid);
+    const { specific, vague } = queriesFrom(corpus, 50, rng(7));
+    const queries = [...specific, ...vague];
+    for (const query of queries) await client.json('POST', '/api/search', { query, k: 5, mode: 'hybrid' });
+    const afterSearch = peakRssMiB(pid);
+    const stats = await client.json<{ chunks: number; vectors: number; model_id: string }>('GET', '/api/index/stats');
+    const peak = Math.max(boot ?? 0, afterIngest ?? 0, afterSearch ?? 0);
+    return {
+      model: stats.model_id,
+      chunks: stats.chunks,
+      vectors: stats.vectors,
+      ingested: { pdfPages: options.pdfPages, textFiles: texts.length, chunks: stats.chunks - chunks },
+      searches: queries.length,
+      peakRssMiB: { boot, afterIngest, afterSearch },
+      end: procStatus(pid),
+      target: { maxMB: RSS_TARGET_MB, pass: peak * 1.048576 < RSS_TARGET_MB },
+      howMeasured:
+        `${chunks} synthetic chunks (bench/search.ts corpus) and low-rank vectors written into SQLite and the HNSW file, as the service finds them at boot; ` +
+        `the built service started on that data dir with ${MINILM_SHAPE_MODEL_ID} loaded, ingested a ${pdfRun.doc.chunk_count}-chunk PDF and ${texts.length} text files over HTTP, ` +
+        `then answered ${queries.length} hybrid searches; peak RSS is the service's VmHWM (/proc/<pid>/status, all threads, anonymous and file-backed pages)`,
+    };
+  } finally {
+    await stopService(service).catch(() => service.child.kill('SIGKILL'));
+  }
+}
+
 // --- the bench ---
 
 export async function benchIngest(options: IngestBenchOptions = {}): Promise<IngestBenchResult> {
   const log = options.log ?? ((line: string) => console.log(line));
-  const serverScript = options.serverScript ?? path.join(ROOT, 'dist', 'server.js');
-  const pdfPages = options.pdfPages ?? 200;
-  const textFiles = options.textFiles ?? 1000;
-  const concurrency = options.uploadConcurrency ?? 4;
+  const settings = {
+    serverScript: options.serverScript ?? path.join(ROOT, 'dist', 'server.js'),
+    pdfPages: options.pdfPages ?? 200,
+    textFiles: options.textFiles ?? 1000,
+    uploadConcurrency: options.uploadConcurrency ?? 4,
+    embedSeconds: options.embedSeconds ?? 5,
+    cpuProfileDir: options.cpuProfileDir,
+  };
   const work = mkdtempSync(path.join(os.tmpdir(), 'hearth-bench-ingest-'));
-  let service: Service | undefined;
   try {
-    const modelDir = path.join(work, 'models');
-    await installTinyEmbeddingModel(modelDir, { hidden: 384 });
-    log(`  generating a ${pdfPages}-page PDF and ${textFiles} text files…`);
-    const pdf = await makePdf(work, pdfPages);
-    const texts = writeTextFiles(path.join(work, 'texts'), textFiles);
-
-    const signer = generateLicenceKeyPair();
-    const dataDir = path.join(work, 'data');
-    service = await startService(
-      serverScript,
-      { DATA_DIR: dataDir, MODEL_DIR: modelDir, ...BENCH_SECRETS, LICENSE_PUBLIC_KEYS: signer.publicKeyBase64, LOG_LEVEL: 'ERROR' },
-      { nodeArgs: options.cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfileDir] : [] },
-    );
-    const pid = service.child.pid;
-    const client = new Client(service.url);
-    await client.login();
-    // 1,000 documents are over the FREE plan's 500: apply a PRO licence, as a customer would.
-    const day = 86_400_000;
-    const licence = issueLicence(signer.privateKeyPem, {
-      id: 'bench',
-      licensee: 'Hearth bench',
-      tier: 'PRO',
-      issued_at: new Date(Date.now() - day).toISOString(),
-      expires_at: new Date(Date.now() + 30 * day).toISOString(),
-    });
-    await client.json('POST', '/api/license', { license_key: licence });
-    const health = await client.json<{ components: Record<string, { status: string; detail?: string }> }>('GET', '/api/health');
-    if (health.components.embedder?.status !== 'ok') throw new Error(`the service has no embedder: ${JSON.stringify(health.components.embedder)}`);
-    const rssBoot = peakRssMiB(pid);
-
-    // 1. One PDF of 200 pages: upload, then wait for its job.
-    log(`  PDF: uploading ${path.basename(pdf)} (${(readFileSync(pdf).length / 1024).toFixed(0)} KiB) and waiting for its job…`);
-    const pdfStart = process.hrtime.bigint();
-    const uploaded = await client.upload(pdf);
-    const pdfUploadSeconds = seconds(pdfStart);
-    type JobView = { state: string; started_at?: string; finished_at?: string; error?: string };
-    const job = await poll('the PDF job', service, async () => {
-      const view = await client.json<JobView>('GET', `/api/jobs/${uploaded.job.id}`);
-      return ['succeeded', 'failed', 'cancelled'].includes(view.state) ? view : undefined;
-    }, 600_000, 10);
-    const pdfSeconds = seconds(pdfStart);
-    const rssAfterPdf = peakRssMiB(pid);
-    type DocView = { id: string; status: string; chunk_count: number; error: string | null };
-    const pdfDoc = (await client.json<{ documents: DocView[] }>('GET', '/api/docs?limit=5')).documents.find((d) => d.id === uploaded.document.id)!;
-    if (job.state !== 'succeeded' || pdfDoc.status !== 'indexed') throw new Error(`the PDF was not indexed: job ${job.state} ${job.error ?? ''}, document ${pdfDoc.status} ${pdfDoc.error ?? ''}`);
-    const jobSeconds = job.started_at && job.finished_at ? (Date.parse(job.finished_at) - Date.parse(job.started_at)) / 1000 : null;
-
-    // 2. 1,000 text files, `concurrency` uploads in flight; each upload is a job, and they run one at a time.
-    log(`  text: uploading ${textFiles} files, ${concurrency} at a time, and waiting for their jobs…`);
-    const textStart = process.hrtime.bigint();
-    await inParallel(texts, concurrency, (file) => client.upload(file));
-    const textUploadSeconds = seconds(textStart);
-    await poll('the text files to be indexed', service, async () => ((await client.count('queued')) + (await client.count('indexing')) === 0 ? true : undefined), 1_800_000, 50);
-    const textSeconds = seconds(textStart);
-    const rssAfterText = peakRssMiB(pid);
-    const failed = await client.count('failed');
-    const stats = await client.json<{ chunks: number; vectors: number; stale_chunks: number; model_id: string; dimension: number; device: string }>('GET', '/api/index/stats');
-    await stopService(service);
-    service = undefined;
-
-    // 3. The same model alone, on the very chunk texts just indexed, with the service stopped.
-    const db = new Database(path.join(dataDir, 'hearth.db'), { readonly: true, fileMustExist: true });
-    let sample: string[];
-    try {
-      // Every k-th chunk, PDF and notes alike, up to 1,024 texts.
-      const all = db.prepare('SELECT text FROM chunks ORDER BY rowid').pluck().all() as string[];
-      const step = Math.max(1, Math.floor(all.length / 1024));
-      sample = all.filter((_, i) => i % step === 0).slice(0, 1024);
-    } finally {
-      db.close();
-    }
-    log(`  raw embedding: the same model alone on ${sample.length} of the indexed chunk texts…`);
-    const embedder = await loadEmbedder({ modelDir, device: 'cpu' });
-    if (!embedder) throw new Error('the model did not load for the raw measurement');
-    let rows: EmbeddingBenchRow[];
-    let meanTokens: number;
-    try {
-      meanTokens = sample.reduce((sum, text) => sum + embedder.countTokens(text), 0) / sample.length;
-      // As the service embeds: one call per upsert batch (256 texts; the embedder runs them 16 per ONNX run),
-      // and 16 (one ONNX run) for comparison.
-      rows = await benchEmbeddings(embedder, { batchSizes: [16, UPSERT_BATCH], secondsPerSize: options.embedSeconds ?? 3, texts: sample });
-    } finally {
-      await embedder.close();
-    }
-    const best = Math.max(...rows.map((row) => row.textsPerSecond));
-
-    const pdfChunks = pdfDoc.chunk_count;
-    const textChunks = stats.chunks - pdfChunks;
-    const phase = (items: number, chunks: number, total: number, upload: number, failures: number, rss: number | null): PhaseResult => ({
-      items,
-      chunks,
-      seconds: total,
-      uploadSeconds: upload,
-      itemsPerSecond: items / total,
-      chunksPerSecond: chunks / total,
-      ofRawEmbedding: chunks / total / best,
-      overheadMsPerChunk: ((total - chunks / best) / chunks) * 1000,
-      // embed / (embed + overhead) >= 0.8  <=>  embed >= 4 x overhead  <=>  raw <= 1 / (4 x overhead)
-      targetHoldsUpToRawChunksPerSecond: 1 / ((INGEST_TARGET_RATIO / (1 - INGEST_TARGET_RATIO)) * ((total - chunks / best) / chunks)),
-      failed: failures,
-      peakRssMiB: rss,
-    });
-    const pdfPhase = phase(pdfPages, pdfChunks, pdfSeconds, pdfUploadSeconds, 0, rssAfterPdf);
-    const textPhase = phase(textFiles, textChunks, textSeconds, textUploadSeconds, failed, rssAfterText);
+    log(`  generating a ${settings.pdfPages}-page PDF and ${settings.textFiles} text files…`);
+    const pdf = await makePdf(work, settings.pdfPages);
+    const texts = writeTextFiles(path.join(work, 'texts'), settings.textFiles);
+    const runs: ModelRun[] = [];
+    for (const name of options.models ?? (['minilm-shape', 'tiny'] as const)) runs.push(await benchModel(name, work, pdf, texts, settings, log));
+    const rssChunks = options.rssChunks ?? 100_000;
+    const rssAtScale = rssChunks > 0 ? await benchRssAtScale(work, pdf, texts.slice(0, 100), rssChunks, settings, log) : null;
     return {
-      model: {
-        id: stats.model_id,
-        dimension: stats.dimension,
-        device: stats.device,
-        note: `${TINY_MODEL_ID}: the tiny bag-of-tokens test model (real all-MiniLM-L6-v2 tokenizer, random weights, ${stats.dimension} dimensions) is the only embedding model on this machine; a real encoder is far slower per chunk, so ingestion overhead weighs less beside it`,
-      },
-      settings: { pdfPages, textFiles, uploadConcurrency: concurrency, upsertBatchSize: UPSERT_BATCH, extractionWorkers: 'default (cores - 1)' },
-      pdf: { ...pdfPhase, pagesPerSecond: pdfPages / pdfSeconds, jobSeconds },
-      text: { ...textPhase, filesPerSecond: textFiles / textSeconds },
-      embedding: { rows, texts: sample.length, meanTokens, bestTextsPerSecond: best },
-      index: { chunks: stats.chunks, vectors: stats.vectors, stale_chunks: stats.stale_chunks },
-      peakRssMiB: { boot: rssBoot, afterPdf: rssAfterPdf, afterText: rssAfterText },
-      target: { minRatio: INGEST_TARGET_RATIO, pass: Math.min(pdfPhase.ofRawEmbedding, textPhase.ofRawEmbedding) >= INGEST_TARGET_RATIO },
+      settings: { pdfPages: settings.pdfPages, textFiles: settings.textFiles, uploadConcurrency: settings.uploadConcurrency, extractionWorkers: 'default (cores - 1)' },
+      runs,
+      rssAtScale,
     };
   } finally {
-    if (service) await stopService(service).catch(() => service!.child.kill('SIGKILL'));
     rmSync(work, { recursive: true, force: true });
   }
 }
 
 export function ingestTable(result: IngestBenchResult): Record<string, Record<string, string | number>> {
-  return {
-    [`PDF, ${result.settings.pdfPages} pages`]: {
-      'items/s': `${num(result.pdf.pagesPerSecond)} pages/s`,
-      'chunks/s': num(result.pdf.chunksPerSecond),
-      chunks: result.pdf.chunks,
-      seconds: num(result.pdf.seconds, 2),
-      'of raw embedding': pct(result.pdf.ofRawEmbedding),
-      'peak RSS MiB': result.pdf.peakRssMiB === null ? 'n/a' : num(result.pdf.peakRssMiB, 0),
-    },
-    [`${result.settings.textFiles} text files`]: {
-      'items/s': `${num(result.text.filesPerSecond)} files/s`,
-      'chunks/s': num(result.text.chunksPerSecond),
-      chunks: result.text.chunks,
-      seconds: num(result.text.seconds, 2),
-      'of raw embedding': pct(result.text.ofRawEmbedding),
-      'peak RSS MiB': result.text.peakRssMiB === null ? 'n/a' : num(result.text.peakRssMiB, 0),
-    },
-    ...Object.fromEntries(
-      result.embedding.rows.map((row) => [
-        `raw embed, batch ${row.batchSize}`,
-        { 'items/s': '', 'chunks/s': num(row.textsPerSecond), chunks: row.texts, seconds: num(row.seconds, 2), 'of raw embedding': '', 'peak RSS MiB': '' },
-      ]),
-    ),
-  };
+  const rows: Record<string, Record<string, string | number>> = {};
+  const cpu = (phase: PhaseResult) => (phase.cpuMsPerChunk === null ? 'n/a' : num(phase.cpuMsPerChunk, 1));
+  for (const run of result.runs) {
+    const m = run.model.name;
+    rows[`${m}: PDF, ${result.settings.pdfPages} pages`] = {
+      'items/s': `${num(run.pdf.pagesPerSecond)} pages/s`,
+      'chunks/s': num(run.pdf.chunksPerSecond, 2),
+      chunks: run.pdf.chunks,
+      seconds: num(run.pdf.seconds, 1),
+      'of raw': pct(run.pdf.ofRawEmbedding),
+      'CPU ms/chunk': cpu(run.pdf),
+      'model share of CPU': run.pdf.cpuShareOfModel === null ? 'n/a' : pct(run.pdf.cpuShareOfModel),
+      'peak RSS MiB': run.pdf.peakRssMiB === null ? 'n/a' : num(run.pdf.peakRssMiB, 0),
+    };
+    rows[`${m}: ${result.settings.textFiles} text files`] = {
+      'items/s': `${num(run.text.filesPerSecond)} files/s`,
+      'chunks/s': num(run.text.chunksPerSecond, 2),
+      chunks: run.text.chunks,
+      seconds: num(run.text.seconds, 1),
+      'of raw': pct(run.text.ofRawEmbedding),
+      'CPU ms/chunk': cpu(run.text),
+      'model share of CPU': run.text.cpuShareOfModel === null ? 'n/a' : pct(run.text.cpuShareOfModel),
+      'peak RSS MiB': run.text.peakRssMiB === null ? 'n/a' : num(run.text.peakRssMiB, 0),
+    };
+    run.embedding.windows.forEach((window, i) => {
+      const best = window.rows.reduce((a, b) => (b.textsPerSecond > a.textsPerSecond ? b : a));
+      rows[`${m}: raw ${i + 1}, batch ${best.batchSize}`] = { 'items/s': '', 'chunks/s': num(best.textsPerSecond, 2), chunks: best.texts, seconds: num(best.seconds, 1), 'of raw': '', 'CPU ms/chunk': num(window.cpuMsPerText, 1), 'model share of CPU': '', 'peak RSS MiB': '' };
+    });
+  }
+  return rows;
 }
 
 export function formatIngestSummary(result: IngestBenchResult): string {
-  const lines = [
-    `model: ${result.model.id} (${result.model.dimension} dimensions, ${result.model.device}). NOTE: ${result.model.note}`,
-    `raw embedding: ${num(result.embedding.bestTextsPerSecond)} chunks/s at best, on ${result.embedding.texts} of the indexed chunks (mean ${num(result.embedding.meanTokens)} tokens)`,
-    `PDF job alone (started to finished): ${result.pdf.jobSeconds === null ? 'n/a' : `${num(result.pdf.jobSeconds, 2)} s`}; text uploads took ${num(result.text.uploadSeconds, 2)} s of ${num(result.text.seconds, 2)} s`,
-    `index after ingestion: ${result.index.chunks} chunks, ${result.index.vectors} vectors, ${result.index.stale_chunks} stale; ${result.text.failed} documents failed`,
-    `peak RSS of the service (VmHWM): ${result.peakRssMiB.boot?.toFixed(0) ?? 'n/a'} MiB after boot, ${result.peakRssMiB.afterPdf?.toFixed(0) ?? 'n/a'} MiB after the PDF, ${result.peakRssMiB.afterText?.toFixed(0) ?? 'n/a'} MiB after the text files`,
-    `overhead beyond embedding: ${num(result.pdf.overheadMsPerChunk, 2)} ms/chunk (PDF), ${num(result.text.overheadMsPerChunk, 2)} ms/chunk (text files): ` +
-      `the 80% target would hold with an embedder of at most ${num(result.pdf.targetHoldsUpToRawChunksPerSecond)} (PDF) and ${num(result.text.targetHoldsUpToRawChunksPerSecond)} (text) chunks/s raw on this machine (an estimate: the overhead shares the cores with the model)`,
-    `${result.target.pass ? 'PASS' : 'FAIL'}: ingestion keeps ${pct(result.pdf.ofRawEmbedding)} (PDF) and ${pct(result.text.ofRawEmbedding)} (text files) of the raw embedding throughput (target >= ${pct(result.target.minRatio)})`,
-  ];
+  const lines: string[] = [];
+  for (const run of result.runs) {
+    const e = run.embedding;
+    const windows = e.windows.map((w) => `${w.when}: ${num(w.best, 2)} (${num(w.cpuMsPerText, 1)} ms CPU, load ${num(w.loadAverage)})`).join('; ');
+    lines.push(
+      `[${run.model.name}] model: ${run.model.id} (${run.model.dimension} dimensions, ${run.model.device}). NOTE: ${run.model.note}`,
+      `[${run.model.name}] raw embedding, the model alone on this thread, ${e.texts} chunk texts of the corpus (mean ${num(e.sampleTokens)} tokens; the service's chunks: ${num(e.indexedTokens)}): ` +
+        `chunks/s ${windows}; reference over each phase's time ${num(run.pdf.rawChunksPerSecond, 2)} (PDF) and ${num(run.text.rawChunksPerSecond, 2)} (text, ${run.text.rounds} rounds) chunks/s`,
+      `[${run.model.name}] CPU of the service per chunk (all threads): ${run.pdf.cpuMsPerChunk === null ? 'n/a' : num(run.pdf.cpuMsPerChunk, 1)} ms (PDF), ${run.text.cpuMsPerChunk === null ? 'n/a' : num(run.text.cpuMsPerChunk, 1)} ms (text); ` +
+        `the model alone needs ${pct(run.pdf.cpuShareOfModel ?? NaN)} and ${pct(run.text.cpuShareOfModel ?? NaN)} of that`,
+      `[${run.model.name}] PDF job alone (started to finished): ${run.pdf.jobSeconds === null ? 'n/a' : `${num(run.pdf.jobSeconds, 2)} s`}; text uploads took ${num(run.text.uploadSeconds, 1)} s of ${num(run.text.seconds, 1)} s`,
+      `[${run.model.name}] index after ingestion: ${run.index.chunks} chunks, ${run.index.vectors} vectors, ${run.index.stale_chunks} stale; ${run.text.failed} documents failed`,
+      `[${run.model.name}] peak RSS of the service (VmHWM): ${run.peakRssMiB.boot?.toFixed(0) ?? 'n/a'} MiB after boot, ${run.peakRssMiB.afterPdf?.toFixed(0) ?? 'n/a'} MiB after the PDF, ${run.peakRssMiB.afterText?.toFixed(0) ?? 'n/a'} MiB after the text files`,
+      `[${run.model.name}] ${run.target.pass ? 'PASS' : 'FAIL'}: ingestion keeps ${pct(run.pdf.ofRawEmbedding)} (PDF) and ${pct(run.text.ofRawEmbedding)} (text files) of the raw embedding throughput (target >= ${pct(run.target.minRatio)})`,
+    );
+  }
+  const rss = result.rssAtScale;
+  if (rss) {
+    const peak = Math.max(rss.peakRssMiB.boot ?? 0, rss.peakRssMiB.afterIngest ?? 0, rss.peakRssMiB.afterSearch ?? 0);
+    lines.push(
+      `[rss] ${rss.howMeasured}`,
+      `[rss] VmHWM ${rss.peakRssMiB.boot?.toFixed(0) ?? 'n/a'} MiB after boot, ${rss.peakRssMiB.afterIngest?.toFixed(0) ?? 'n/a'} MiB after ingesting ${rss.ingested.chunks} chunks, ${rss.peakRssMiB.afterSearch?.toFixed(0) ?? 'n/a'} MiB after ${rss.searches} searches; at the end RSS ${rss.end.rssMiB?.toFixed(0) ?? 'n/a'} MiB (anonymous ${rss.end.anonMiB?.toFixed(0) ?? 'n/a'}, file-backed ${rss.end.fileMiB?.toFixed(0) ?? 'n/a'}), ${rss.end.threads ?? 'n/a'} threads`,
+      `[rss] ${rss.target.pass ? 'PASS' : 'FAIL'}: peak RSS ${num(peak * 1.048576, 0)} MB at ${rss.chunks} chunks with ${rss.model} loaded (target < ${rss.target.maxMB} MB)`,
+    );
+  }
   return lines.join('\n');
 }
 
@@ -333,10 +624,13 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
   const profiles = process.env.BENCH_CPU_PROF === '1' ? path.join(ROOT, 'bench', 'results', 'profiles') : undefined;
   if (profiles) mkdirSync(profiles, { recursive: true });
   const result = await benchIngest({
+    serverScript: process.env.BENCH_SERVER ? path.resolve(process.env.BENCH_SERVER) : undefined,
     pdfPages: envInt('BENCH_INGEST_PAGES', 200),
     textFiles: envInt('BENCH_INGEST_FILES', 1000),
     uploadConcurrency: envInt('BENCH_INGEST_CONCURRENCY', 4),
-    embedSeconds: envInt('BENCH_EMBED_SECONDS', 3),
+    embedSeconds: envInt('BENCH_EMBED_SECONDS', 5),
+    models: process.env.BENCH_INGEST_MODELS ? (process.env.BENCH_INGEST_MODELS.split(',').filter((m) => m === 'minilm-shape' || m === 'tiny') as BenchModel[]) : undefined,
+    rssChunks: envInt('BENCH_INGEST_RSS_CHUNKS', 100_000),
     cpuProfileDir: profiles,
   });
   console.table(ingestTable(result));

@@ -25,16 +25,22 @@ function workerEntry(): { filename: string; execArgv?: string[] } {
 export class ExtractionPool {
   private readonly pool: Piscina<ExtractTask, ExtractOutcome>;
   private readonly timeoutMs: number;
+  private readonly threads: number;
+  private running = 0;
+  /** Extractions waiting for a thread: the timeout counts from the start of the work, not from the request. */
+  private readonly waiting: Array<() => void> = [];
 
   constructor(options: ExtractionPoolOptions) {
     const workers = Math.max(1, Math.floor(options.workers));
+    this.threads = workers;
     this.timeoutMs = options.timeoutMs ?? 5 * 60_000;
     this.pool = new Piscina<ExtractTask, ExtractOutcome>({
       ...workerEntry(),
       minThreads: 0,
       maxThreads: workers,
       idleTimeout: 60_000,
-      resourceLimits: { maxOldGenerationSizeMb: options.maxMemoryMb ?? 512 },
+      // A young generation of 8 MB (V8's default is sized for big heaps) keeps a 200-page PDF's thread about 25 MB smaller, at no CPU cost measured.
+      resourceLimits: { maxOldGenerationSizeMb: options.maxMemoryMb ?? 512, maxYoungGenerationSizeMb: 8 },
     });
     // A dying worker also emits 'error' on the pool: unhandled, that would end the process. The task's rejection reports it.
     this.pool.on('error', () => undefined);
@@ -42,6 +48,18 @@ export class ExtractionPool {
 
   /** Extracts one document; rejects with an ExtractionError only, whatever happened in the worker. */
   async extract(filePath: string, fileType: FileType, options: ExtractOptions = DEFAULT_OPTIONS): Promise<ExtractedDocument> {
+    if (this.running < this.threads) this.running++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve)); // a finishing extraction hands its thread over
+    try {
+      return await this.extractNow(filePath, fileType, options);
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
+  }
+
+  private async extractNow(filePath: string, fileType: FileType, options: ExtractOptions): Promise<ExtractedDocument> {
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), this.timeoutMs);
     let outcome: ExtractOutcome;

@@ -9,6 +9,7 @@ import type { DocumentsService } from '../documents/service.js';
 import type { SearchIndex } from '../index/search-index.js';
 import { type ChunkDraft, chunkDocument, chunkId } from './chunker.js';
 import { type ChunksRepository, dropVanished, type NewChunk } from './chunks-repository.js';
+import { EmbedFeed } from './embed-feed.js';
 import { ExtractionError } from './extracted-document.js';
 import type { ExtractionPool } from './extraction-pool.js';
 import type { FileType } from './file-type.js';
@@ -38,6 +39,29 @@ const OVERLAP_RATIO = 0.12;
  */
 const VECTOR_SAVE_INTERVAL_MS = 5_000;
 const VECTOR_SAVE_MAX_SHARE = 0.1;
+
+/**
+ * Documents after the one being written that are already extracted, chunked and queued for
+ * embedding (those of the same job, then those of the ingest jobs queued after it): the embedder
+ * never waits for the next document's extraction, SQLite writes or job bookkeeping.
+ */
+const LOOKAHEAD_DOCUMENTS = 8;
+/** Chunk texts per embedding request: the embedder's thread batches requests of several documents together. */
+const EMBED_SLICE = 16;
+
+/** A document extracted and chunked ahead of its turn, its vectors requested; nothing of it is written yet. */
+interface Prepared {
+  /** What was extracted: the document must still have this content and file when its turn comes. */
+  sha256: string;
+  file: string;
+  pageCount: number | null;
+  title?: string;
+  drafts: ChunkDraft[];
+  ids: string[];
+  embedder: Embedder | null;
+  /** Vectors of the drafts, EMBED_SLICE at a time; none requested when the stored chunks were already these. */
+  slices: Array<Promise<Float32Array[]>>;
+}
 
 /** Without a model's tokenizer, WordPiece averages about 1.3 tokens per English word. */
 function estimateTokens(text: string): number {
@@ -79,6 +103,10 @@ export class IngestionPipeline {
   private vectorsDirty = false;
   private lastSave = { at: performance.now(), ms: 0 };
   private saveTimer: NodeJS.Timeout | null = null;
+  private readonly feed = new EmbedFeed();
+  private readonly prepared = new Map<string, Promise<Prepared>>();
+  /** Documents of ingest jobs enqueued and not started yet, in job order. */
+  private readonly upcoming: string[] = [];
 
   constructor(
     private readonly documents: DocumentsService,
@@ -93,7 +121,8 @@ export class IngestionPipeline {
 
   /** One job that indexes the documents in order. */
   enqueue(documentIds: string[], type = 'ingest'): Promise<Job> {
-    return this.jobs.enqueue(type, (context) => this.run(documentIds, context), { document_ids: documentIds });
+    this.upcoming.push(...documentIds);
+    return this.jobs.enqueue(type, (context) => this.run(documentIds, context, true), { document_ids: documentIds });
   }
 
   /** Indexes documents inside a job another feature already runs (a connector scan), so one job covers the whole sync. */
@@ -144,45 +173,105 @@ export class IngestionPipeline {
     }, wait).unref();
   }
 
-  private async run(documentIds: string[], context: JobContext): Promise<void> {
+  private async run(documentIds: string[], context: JobContext, queued = false): Promise<void> {
+    if (queued) this.upcoming.splice(0, this.upcoming.indexOf(documentIds[0]) + documentIds.length);
     let done = 0;
-    for (const id of documentIds) {
-      await context.progress(done, documentIds.length, id);
-      const document = await this.documents.repository.findById(id);
-      if (document) {
-        try {
-          await this.ingestDocument(document, context);
-        } catch (error) {
-          if (!(error instanceof JobCancelled)) throw error;
-          await this.markCancelled(documentIds.slice(done));
-          throw error;
+    try {
+      for (const id of documentIds) {
+        await context.progress(done, documentIds.length, id);
+        const document = await this.documents.repository.findById(id);
+        const prepared = document ? this.take(document) : null;
+        this.lookAhead(documentIds.slice(done + 1));
+        if (document && prepared) {
+          try {
+            await this.ingestDocument(document, prepared, context);
+          } catch (error) {
+            if (!(error instanceof JobCancelled)) throw error;
+            await this.markCancelled(documentIds.slice(done));
+            throw error;
+          }
         }
+        done++;
       }
-      done++;
+      await context.progress(done, documentIds.length);
+    } finally {
+      this.forget(documentIds.slice(done));
     }
-    await context.progress(done, documentIds.length);
   }
 
-  private async ingestDocument(document: DocumentRow, context: JobContext): Promise<void> {
+  /** The document's preparation started ahead of its turn, or a new one (awaited after the status write: never unhandled meanwhile). */
+  private take(document: DocumentRow): Promise<Prepared> {
+    const ahead = this.prepared.get(document.id);
+    this.prepared.delete(document.id);
+    if (ahead) return ahead;
+    const prepared = this.prepare(document);
+    prepared.catch(() => undefined);
+    return prepared;
+  }
+
+  /** Prepares the next documents (the rest of this job, then the queued jobs'), and forgets any prepared before that fell out of sight. */
+  private lookAhead(rest: string[]): void {
+    const next = [...rest.slice(0, LOOKAHEAD_DOCUMENTS), ...this.upcoming.slice(0, LOOKAHEAD_DOCUMENTS)].slice(0, LOOKAHEAD_DOCUMENTS);
+    const wanted = new Set(next);
+    this.forget([...this.prepared.keys()].filter((id) => !wanted.has(id)));
+    for (const id of next) {
+      if (this.prepared.has(id)) continue;
+      const prepared = this.documents.repository.findById(id).then((document) => (document ? this.prepare(document) : Promise.reject(new Error('document deleted'))));
+      prepared.catch(() => undefined); // its turn reports the failure (or it is forgotten)
+      this.prepared.set(id, prepared);
+    }
+  }
+
+  /** Drops what was prepared for these documents and their embedding requests not sent yet. */
+  private forget(documentIds: string[]): void {
+    for (const id of documentIds) this.prepared.delete(id);
+    if (documentIds.length) this.feed.drop(new Set(documentIds));
+  }
+
+  /** Extracts and chunks the document, and requests its vectors unless it is unchanged. */
+  private async prepare(document: DocumentRow): Promise<Prepared> {
     const file = this.documents.storagePathOf(document);
+    if (!file) throw new ExtractionError('unsupported', 'The original file of this document is not stored');
+    const extracted = await this.pool.extract(file, document.file_type as FileType, { tablesEnabled: this.options.tablesEnabled, ocrEnabled: this.options.ocrEnabled });
+    const embedder = this.searchIndex.embedder();
+    const drafts = chunkDocument(extracted, this.chunkOptions(embedder));
+    if (drafts.length === 0) throw new ExtractionError('empty', 'No text long enough to index was found in this document');
+    const ids = drafts.map((draft) => chunkId(document.sha256, draft.ordinal, draft.text));
+    const unchanged = sameChunks(await this.chunks.idsOf(document.id), ids, embedder);
+    const slices = embedder && !unchanged ? this.requestVectors(document.id, embedder, drafts) : [];
+    return { sha256: document.sha256, file, pageCount: extracted.pageCount ?? null, title: extracted.title, drafts, ids, embedder, slices };
+  }
+
+  private requestVectors(documentId: string, embedder: Embedder, drafts: ChunkDraft[]): Array<Promise<Float32Array[]>> {
+    const slices: Array<Promise<Float32Array[]>> = [];
+    for (let start = 0; start < drafts.length; start += EMBED_SLICE) {
+      slices.push(this.feed.request(documentId, embedder, drafts.slice(start, start + EMBED_SLICE).map((draft) => draft.text)));
+    }
+    return slices;
+  }
+
+  private async ingestDocument(document: DocumentRow, ahead: Promise<Prepared>, context: JobContext): Promise<void> {
     await this.documents.repository.update(document.id, { status: 'indexing', error: null, updated_at: clock.now() });
     try {
-      if (!file) throw new ExtractionError('unsupported', 'The original file of this document is not stored');
-      const extracted = await this.pool.extract(file, document.file_type as FileType, { tablesEnabled: this.options.tablesEnabled, ocrEnabled: this.options.ocrEnabled });
+      let prepared = await ahead;
+      // Changed since it was prepared (new content, another model in force): prepared again.
+      const current = { sha256: document.sha256, file: this.documents.storagePathOf(document), embedder: this.searchIndex.embedder() };
+      if (prepared.sha256 !== current.sha256 || prepared.file !== current.file || prepared.embedder !== current.embedder) {
+        this.forget([document.id]);
+        prepared = await this.prepare(document);
+      }
       context.checkpoint();
-      const embedder = this.searchIndex.embedder();
-      const drafts = chunkDocument(extracted, this.chunkOptions(embedder));
-      if (drafts.length === 0) throw new ExtractionError('empty', 'No text long enough to index was found in this document');
-      const chunkCount = await this.writeChunks(document, drafts, embedder, context);
+      const chunkCount = await this.writeChunks(document, prepared, context);
       await this.documents.repository.update(document.id, {
         status: 'indexed',
-        page_count: extracted.pageCount ?? null,
+        page_count: prepared.pageCount,
         chunk_count: chunkCount,
         indexed_at: clock.now(),
         updated_at: clock.now(),
-        ...(extracted.title ? { metadata: JSON.stringify({ title: extracted.title }) } : {}),
+        ...(prepared.title ? { metadata: JSON.stringify({ title: prepared.title }) } : {}),
       });
     } catch (error) {
+      this.forget([document.id]);
       await this.discardChunks(document.id);
       if (error instanceof JobCancelled) throw error;
       const reason = error instanceof ExtractionError ? error.message : 'Indexing failed unexpectedly; see the service log';
@@ -201,14 +290,18 @@ export class IngestionPipeline {
     };
   }
 
-  /** Unchanged content (same chunk ids, already embedded with the model in force) is a no-op. */
-  private async writeChunks(document: DocumentRow, drafts: ChunkDraft[], embedder: Embedder | null, context: JobContext): Promise<number> {
-    const ids = drafts.map((draft) => chunkId(document.sha256, draft.ordinal, draft.text));
+  /**
+   * Writes the chunk rows a batch at a time, each batch's vectors once they come (the embedder works
+   * on the next batches meanwhile). Unchanged content (same chunk ids, already embedded with the
+   * model in force) is a no-op.
+   */
+  private async writeChunks(document: DocumentRow, prepared: Prepared, context: JobContext): Promise<number> {
+    const { drafts, ids, embedder } = prepared;
     const existing = await this.chunks.idsOf(document.id);
-    const modelId = embedder?.modelId ?? null;
-    const unchanged = existing.length === ids.length && existing.every((row, i) => row.id === ids[i] && (modelId === null || row.embedded_with === modelId));
-    if (unchanged) return ids.length;
+    if (sameChunks(existing, ids, embedder)) return ids.length;
 
+    // Stored chunks changed since the document was prepared as unchanged: its vectors were not requested.
+    if (embedder && prepared.slices.length === 0) prepared.slices = this.requestVectors(document.id, embedder, drafts);
     if (existing.length > 0) await this.discardChunks(document.id);
     const vectors = this.searchIndex.vectors();
     const now = clock.now();
@@ -231,7 +324,7 @@ export class IngestionPipeline {
         created_at: now,
       })));
       if (embedder && vectors) {
-        vectors.add(rowids, await embedder.embed(batch.map((draft) => draft.text)));
+        vectors.add(rowids, await vectorsBetween(prepared.slices, start, start + batch.length));
         dropVanished(vectors, rowids, await this.chunks.markEmbedded(rowids, embedder.modelId));
       }
     }
@@ -256,4 +349,17 @@ export class IngestionPipeline {
       }
     }
   }
+}
+
+/** Vectors of drafts [start, end) out of slices of EMBED_SLICE. */
+async function vectorsBetween(slices: Array<Promise<Float32Array[]>>, start: number, end: number): Promise<Float32Array[]> {
+  const first = Math.floor(start / EMBED_SLICE);
+  const parts = await Promise.all(slices.slice(first, Math.ceil(end / EMBED_SLICE)));
+  return parts.flat().slice(start - first * EMBED_SLICE, end - first * EMBED_SLICE);
+}
+
+/** Same chunk ids as stored, already embedded with the model in force: indexing the document again is a no-op. */
+function sameChunks(existing: Array<{ id: string; embedded_with: string | null }>, ids: string[], embedder: Embedder | null): boolean {
+  const modelId = embedder?.modelId ?? null;
+  return existing.length === ids.length && existing.every((row, i) => row.id === ids[i] && (modelId === null || row.embedded_with === modelId));
 }

@@ -1,0 +1,163 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { Tokenizer } from '@huggingface/tokenizers';
+import type { Embedder } from './embedder.js';
+import { modelFolder, readManifest } from './manifest.js';
+import { resolveActiveModel, type LoadEmbedderOptions } from './models.js';
+
+/** What the thread is started with: loadEmbedder's options for one installed model, less the logger. */
+export interface ThreadStart extends Omit<LoadEmbedderOptions, 'log' | 'id'> {
+  id: string;
+}
+
+export type ThreadRequest = { type: 'embed'; id: number; texts: string[] } | { type: 'close' };
+
+export type ThreadReply =
+  | { type: 'ready'; modelId: string; dimension: number; maxTokens: number; device: 'cpu' | 'cuda' }
+  | { type: 'failed'; message: string }
+  | { type: 'log'; level: 'info' | 'warn'; message: string }
+  /** One request's vectors, end to end in input order. */
+  | { type: 'vectors'; id: number; data: Float32Array }
+  | { type: 'error'; id: number; message: string };
+
+/**
+ * In dist/ tsup builds the thread as embedder-thread.js beside this chunk. From source (vitest, tsx)
+ * it is TypeScript, loaded by the default model's bootstrap once tsx's loader is in place.
+ */
+function startThread(start: ThreadStart): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./embedder-thread.js', import.meta.url), { workerData: start });
+  const entry = new URL('./embedder-thread.ts', import.meta.url).href;
+  return new Worker(new URL('./default-model/worker-bootstrap.mjs', import.meta.url), { workerData: { ...start, entry }, execArgv: [] });
+}
+
+interface Pending {
+  count: number;
+  resolve: (vectors: Float32Array[]) => void;
+  reject: (error: Error) => void;
+}
+
+type Ready = Extract<ThreadReply, { type: 'ready' }>;
+
+/**
+ * The embedding model in a worker thread of its own (embedder-thread.ts owns the ONNX session).
+ * onnxruntime-node's session.run computes on the calling thread: on the main thread one batch of a
+ * real model (hundreds of ms) stalled every request, and the main thread's share of ingestion
+ * (chunking, SQLite, HNSW) could not overlap the model's. The tokenizer is loaded on this side too,
+ * because the chunker counts tokens synchronously.
+ */
+export class WorkerEmbedder implements Embedder {
+  readonly modelId: string;
+  readonly dimension: number;
+  readonly maxTokens: number;
+  readonly device: 'cpu' | 'cuda';
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 0;
+  private stopped: Error | null = null;
+  private readonly exited: Promise<void>;
+
+  private constructor(
+    private readonly worker: Worker,
+    private readonly tokenizer: Tokenizer,
+    ready: Ready,
+  ) {
+    ({ modelId: this.modelId, dimension: this.dimension, maxTokens: this.maxTokens, device: this.device } = ready);
+    this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
+    worker.on('message', (reply: ThreadReply) => this.settle(reply));
+    worker.on('error', (error) => this.stop(error));
+    worker.on('exit', (code) => this.stop(new Error(`the embedding thread exited (code ${code})`)));
+    // An idle embedder does not keep the process alive; one with work in flight does.
+    worker.unref();
+  }
+
+  static async start(options: LoadEmbedderOptions & { id: string }): Promise<WorkerEmbedder> {
+    const { log, ...start } = options;
+    const worker = startThread(start);
+    const tokenizer = loadTokenizer(options.modelDir, options.id);
+    tokenizer.catch(() => undefined); // awaited below, once the thread answered
+    const ready = await loaded(worker, log).catch(async (error: unknown) => {
+      await worker.terminate();
+      throw error;
+    });
+    try {
+      return new WorkerEmbedder(worker, await tokenizer, ready);
+    } catch (error) {
+      worker.postMessage({ type: 'close' } satisfies ThreadRequest);
+      throw error;
+    }
+  }
+
+  countTokens(text: string): number {
+    return this.tokenizer.encode(text, { add_special_tokens: false }).ids.length;
+  }
+
+  embed(texts: string[]): Promise<Float32Array[]> {
+    if (this.stopped) return Promise.reject(this.stopped);
+    if (texts.length === 0) return Promise.resolve([]);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { count: texts.length, resolve, reject });
+      if (this.pending.size === 1) this.worker.ref();
+      this.worker.postMessage({ type: 'embed', id, texts } satisfies ThreadRequest);
+    });
+  }
+
+  /** Releases the ONNX session in its thread, then the thread ends; requests still queued are refused. */
+  async close(): Promise<void> {
+    if (!this.stopped) {
+      this.worker.ref();
+      this.worker.postMessage({ type: 'close' } satisfies ThreadRequest);
+    }
+    await this.exited;
+  }
+
+  private settle(reply: ThreadReply): void {
+    if (reply.type !== 'vectors' && reply.type !== 'error') return;
+    const pending = this.pending.get(reply.id);
+    if (!pending) return;
+    this.pending.delete(reply.id);
+    if (this.pending.size === 0) this.worker.unref();
+    if (reply.type === 'error') return pending.reject(new Error(reply.message));
+    const size = this.dimension;
+    pending.resolve(Array.from({ length: pending.count }, (_, i) => reply.data.subarray(i * size, (i + 1) * size)));
+  }
+
+  private stop(error: Error): void {
+    this.stopped ??= error;
+    for (const pending of this.pending.values()) pending.reject(this.stopped);
+    this.pending.clear();
+  }
+}
+
+/** Waits for the thread's model load, passing its log lines on. */
+function loaded(worker: Worker, log: LoadEmbedderOptions['log']): Promise<Ready> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (reply: ThreadReply) => {
+      if (reply.type === 'log') log?.[reply.level](reply.message);
+      else if (reply.type === 'ready') settle(() => resolve(reply));
+      else if (reply.type === 'failed') settle(() => reject(new Error(reply.message)));
+    };
+    const onError = (error: Error) => settle(() => reject(error));
+    const onExit = (code: number) => settle(() => reject(new Error(`the embedding thread exited (code ${code}) while loading the model`)));
+    const settle = (then: () => void) => {
+      worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+      then();
+    };
+    worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+  });
+}
+
+async function loadTokenizer(modelDir: string, id: string): Promise<Tokenizer> {
+  const folder = modelFolder(modelDir, id);
+  const { files } = await readManifest(folder);
+  const json = JSON.parse(await readFile(path.join(folder, files.tokenizer), 'utf8'));
+  const config = files.tokenizer_config ? JSON.parse(await readFile(path.join(folder, files.tokenizer_config), 'utf8')) : {};
+  return new Tokenizer(json, config);
+}
+
+/** The active embedder (or options.id), in a worker thread; null when no embedding model is installed. */
+export async function loadEmbedder(options: LoadEmbedderOptions): Promise<Embedder | null> {
+  const id = options.id ?? (await resolveActiveModel(options.modelDir))?.id;
+  if (!id) return null;
+  return WorkerEmbedder.start({ ...options, id });
+}
