@@ -25,6 +25,6 @@ export {
   type ModelProblem,
 } from './models.js';
 // The service's embedder runs in a worker thread of its own; models.ts's loadEmbedder loads the same model on the calling thread.
-export { loadEmbedder, WorkerEmbedder } from './worker-embedder.js';
+export { loadEmbedder } from './worker-embedder.js';
 export { findModelFile, importModelFolder, installModel, type ImportOptions, type InstallModelOptions, type ModelSourceFiles } from './install.js';
 export { DEFAULT_HUB_URL, DEFAULT_PRESET, MODEL_PRESETS, pullModel, type ModelPreset, type PinnedFile, type PullOptions } from './pull.js';
