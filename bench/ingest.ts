@@ -580,29 +580,20 @@ export async function benchIngest(options: IngestBenchOptions = {}): Promise<Ing
 
 export function ingestTable(result: IngestBenchResult): Record<string, Record<string, string | number>> {
   const rows: Record<string, Record<string, string | number>> = {};
-  const cpu = (phase: PhaseResult) => (phase.cpuMsPerChunk === null ? 'n/a' : num(phase.cpuMsPerChunk, 1));
+  const row = (phase: PhaseResult, itemsPerSecond: string) => ({
+    'items/s': itemsPerSecond,
+    'chunks/s': num(phase.chunksPerSecond, 2),
+    chunks: phase.chunks,
+    seconds: num(phase.seconds, 1),
+    'of raw': pct(phase.ofRawEmbedding),
+    'CPU ms/chunk': phase.cpuMsPerChunk === null ? 'n/a' : num(phase.cpuMsPerChunk, 1),
+    'model share of CPU': phase.cpuShareOfModel === null ? 'n/a' : pct(phase.cpuShareOfModel),
+    'peak RSS MiB': phase.peakRssMiB === null ? 'n/a' : num(phase.peakRssMiB, 0),
+  });
   for (const run of result.runs) {
     const m = run.model.name;
-    rows[`${m}: PDF, ${result.settings.pdfPages} pages ×${run.pdf.rounds}`] = {
-      'items/s': `${num(run.pdf.pagesPerSecond)} pages/s`,
-      'chunks/s': num(run.pdf.chunksPerSecond, 2),
-      chunks: run.pdf.chunks,
-      seconds: num(run.pdf.seconds, 1),
-      'of raw': pct(run.pdf.ofRawEmbedding),
-      'CPU ms/chunk': cpu(run.pdf),
-      'model share of CPU': run.pdf.cpuShareOfModel === null ? 'n/a' : pct(run.pdf.cpuShareOfModel),
-      'peak RSS MiB': run.pdf.peakRssMiB === null ? 'n/a' : num(run.pdf.peakRssMiB, 0),
-    };
-    rows[`${m}: ${result.settings.textFiles} text files`] = {
-      'items/s': `${num(run.text.filesPerSecond)} files/s`,
-      'chunks/s': num(run.text.chunksPerSecond, 2),
-      chunks: run.text.chunks,
-      seconds: num(run.text.seconds, 1),
-      'of raw': pct(run.text.ofRawEmbedding),
-      'CPU ms/chunk': cpu(run.text),
-      'model share of CPU': run.text.cpuShareOfModel === null ? 'n/a' : pct(run.text.cpuShareOfModel),
-      'peak RSS MiB': run.text.peakRssMiB === null ? 'n/a' : num(run.text.peakRssMiB, 0),
-    };
+    rows[`${m}: PDF, ${result.settings.pdfPages} pages ×${run.pdf.rounds}`] = row(run.pdf, `${num(run.pdf.pagesPerSecond)} pages/s`);
+    rows[`${m}: ${result.settings.textFiles} text files`] = row(run.text, `${num(run.text.filesPerSecond)} files/s`);
     run.embedding.windows.forEach((window, i) => {
       const best = window.rows.reduce((a, b) => (b.textsPerSecond > a.textsPerSecond ? b : a));
       rows[`${m}: raw ${i + 1}, batch ${best.batchSize}`] = { 'items/s': '', 'chunks/s': num(best.textsPerSecond, 2), chunks: best.texts, seconds: num(best.seconds, 1), 'of raw': '', 'CPU ms/chunk': num(window.cpuMsPerText, 1), 'model share of CPU': '', 'peak RSS MiB': '' };

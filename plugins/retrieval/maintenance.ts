@@ -9,6 +9,7 @@ const MERGE_PAGES = 64;
  */
 export class KeywordIndexMaintenance {
   private mergedAt = -1;
+  private widthSet = false;
   private running: Promise<number> | null = null;
   private stopped = false;
 
@@ -25,7 +26,9 @@ export class KeywordIndexMaintenance {
 
   private async mergeAll(): Promise<number> {
     if ((await this.repository.writes()) === this.mergedAt) return 0;
-    await this.repository.setKeywordMergeWidth();
+    // A setting FTS5 stores with the index: once per process is enough.
+    if (!this.widthSet) await this.repository.setKeywordMergeWidth();
+    this.widthSet = true;
     let steps = 0;
     while (!this.stopped && (await this.repository.mergeKeywordIndexStep(MERGE_PAGES))) {
       steps++;

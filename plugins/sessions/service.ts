@@ -20,6 +20,7 @@ const GLOBAL_WATERMARK_KEY = 'TOKENS_VALID_AFTER';
 
 const PRINCIPAL_CACHE_MS = 1000;
 const PRINCIPAL_CACHE_SIZE = 10_000;
+const cacheKey = (userId: string, sessionId: string) => `${userId}\n${sessionId}`;
 
 interface CachedPrincipal {
   principal: Principal;
@@ -89,7 +90,7 @@ export class SessionService implements IdentityResolver {
   }
 
   resolveCached(claims: TokenClaims): Principal | undefined {
-    const cached = this.fresh(claims.sub, claims.sid);
+    const cached = this.fresh(cacheKey(claims.sub, claims.sid));
     return cached && this.admit(claims, cached);
   }
 
@@ -100,8 +101,8 @@ export class SessionService implements IdentityResolver {
     return principal;
   }
 
-  private fresh(userId: string, sessionId: string): CachedPrincipal | undefined {
-    const cached = this.principals.get(`${userId}\n${sessionId}`);
+  private fresh(key: string): CachedPrincipal | undefined {
+    const cached = this.principals.get(key);
     return cached && cached.expiresAt > clock.now() ? cached : undefined;
   }
 
@@ -111,8 +112,8 @@ export class SessionService implements IdentityResolver {
    * lifetime bounds anything else.
    */
   private async lookup(userId: string, sessionId: string): Promise<CachedPrincipal> {
-    const key = `${userId}\n${sessionId}`;
-    const cached = this.fresh(userId, sessionId);
+    const key = cacheKey(userId, sessionId);
+    const cached = this.fresh(key);
     if (cached) return cached;
     const row = await this.repository.principal(userId, sessionId);
     if (!row || row.session_revoked_at !== null) {
@@ -136,7 +137,7 @@ export class SessionService implements IdentityResolver {
    * cache entry the guard just used); undefined when it has expired or was dropped since.
    */
   profile(principal: Principal): UserProfileRow | undefined {
-    return this.fresh(principal.id, principal.sessionId)?.profile;
+    return this.fresh(cacheKey(principal.id, principal.sessionId))?.profile;
   }
 
   /** Drops cached identities (one user's, or all): called after every change to a user, their TOTP state included. */
