@@ -191,6 +191,29 @@ describe('password reset over SMTP', () => {
     expect((await reset(second.token)).statusCode).toBe(200);
   });
 
+  it('a link mailed before the account changed (email, password, sessions revoked) no longer works and changes nothing', async () => {
+    const admin = await t.login('admin', 'hearth-change-me');
+    const changes: [string, (id: string, access: string) => Promise<{ statusCode: number }>][] = [
+      ['own email', (_id, access) => t.request({ method: 'PUT', url: '/api/auth/me/email', token: access, payload: { email: 'elsewhere@example.test' } })],
+      ['password set by an admin', (id) => t.request({ method: 'PUT', url: `/api/auth/users/${id}`, token: admin.access, payload: { password: 'set-by-the-admin-1' } })],
+      ['sessions revoked by an admin', (_id) => t.request({ method: 'DELETE', url: `/api/admin/auth/users/${encodeURIComponent(user)}/sessions`, token: admin.access })],
+    ];
+    let user = '';
+    vi.useFakeTimers({ toFake: ['Date'] });
+    for (const [what, change] of changes) {
+      user = `ivy-${changes.findIndex(([w]) => w === what)}`;
+      const ivy = await t.userWithRole('viewer', user);
+      const { token } = await mailedToken(`${user}@example.test`);
+      vi.setSystemTime(Date.now() + 1000);
+      expect((await change(ivy.id, ivy.access)).statusCode, what).toBeLessThan(300);
+      const before = await state();
+      const res = await reset(token, 'ivy-takes-over-123');
+      expect(res.statusCode, what).toBe(400);
+      expect(res.json().error.code, what).toBe(INVALID);
+      expect(await state(), what).toEqual(before);
+    }
+  });
+
   it('answers an unknown address and an OIDC-only account exactly like a match, and mails neither', async () => {
     await t.userWithRole('viewer', 'fay');
     const now = Date.now();
