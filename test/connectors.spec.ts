@@ -252,6 +252,27 @@ describe('connector scans', () => {
     expect(docs.every((d) => d.status === 'indexed')).toBe(true);
   });
 
+  it('a file that failed on its own content is not extracted again until it changes', async () => {
+    const dir = folder();
+    await makeTxt(dir);
+    writeFileSync(path.join(dir, 'broken.pdf'), '%PDF-1.7\n1 0 obj << /Type /Catalog >> garbage without xref or trailer\n');
+    const connector = await createConnector({ name: 'Broken', path: dir });
+    expect((await scan(connector.id)).state).toBe('succeeded');
+    const [broken] = (await documentsOf(connector.id)).filter((d) => d.filename === 'broken.pdf');
+    expect(broken.status).toBe('failed');
+    const row = await t.app.db.selectFrom('documents').select(['error', 'updated_at']).where('id', '=', broken.id).executeTakeFirstOrThrow();
+
+    const again = await scan(connector.id);
+    expect(again.progress.current).toMatch(/2 files, 0 new or changed, 2 unchanged/);
+    expect(again.progress.total).toBe(2); // two files walked, nothing handed to indexing
+    expect(await t.app.db.selectFrom('documents').select(['error', 'updated_at']).where('id', '=', broken.id).executeTakeFirstOrThrow()).toEqual(row);
+
+    const fixed = await makePdf(folder(), 1);
+    copyFileSync(fixed, path.join(dir, 'broken.pdf'));
+    expect((await scan(connector.id)).progress.current).toMatch(/2 files, 1 new or changed, 1 unchanged/);
+    expect((await documentsOf(connector.id)).find((d) => d.id === broken.id)!.status).toBe('indexed');
+  });
+
   it('deleting a connector mid-scan stops the scan and leaves none of its documents', async () => {
     const dir = folder();
     for (let i = 0; i < 30; i++) writeFileSync(path.join(dir, `memo-${String(i).padStart(2, '0')}.txt`), `Memo ${i}. ${prose(300 + i, 4)}\n`);

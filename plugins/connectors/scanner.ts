@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { clock } from '../../core/clock.js';
 import { type JobContext, JobCancelled, JobFailure } from '../../core/jobs/runner.js';
-import type { DocumentsService } from '../documents/service.js';
+import { CANCELLED_REASON, type DocumentsService, needsIndexing } from '../documents/service.js';
 import type { IngestionPipeline } from '../ingestion/pipeline.js';
 import { type AllowedPaths, isInside } from './allowed-paths.js';
 import { walkDirectory } from './directory-walk.js';
@@ -60,7 +60,7 @@ export class ConnectorScanner {
           else {
             summary[outcome.changed ? 'changed' : 'unchanged']++;
             // Also an unchanged file whose document an interrupted scan left queued.
-            if (outcome.changed || outcome.document.status !== 'indexed') toIndex.push(outcome.document.id);
+            if (outcome.changed || needsIndexing(outcome.document)) toIndex.push(outcome.document.id);
           }
         } catch (error) {
           // Vanished or unreadable since the walk: the file's document (if any) is kept as it was.
@@ -110,7 +110,7 @@ export class ConnectorScanner {
 
   private async failQueued(ids: string[]): Promise<void> {
     for (const document of await this.documents.repository.findByIds(ids)) {
-      if (document.status !== 'indexed') await this.documents.repository.update(document.id, { status: 'failed', error: 'Indexing was cancelled', updated_at: clock.now() });
+      if (document.status !== 'indexed') await this.documents.repository.update(document.id, { status: 'failed', error: CANCELLED_REASON, updated_at: clock.now() });
     }
   }
 }

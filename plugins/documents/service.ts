@@ -43,6 +43,20 @@ class LimitExceeded extends Error {
 
 const planLimit = (message: string) => new HttpError(403, 'plan_limit_exceeded', message);
 
+/** Failure reasons that say nothing about the file: its next scan or sync tries it again. */
+export const CANCELLED_REASON = 'Indexing was cancelled';
+export const UNEXPECTED_REASON = 'Indexing failed unexpectedly; see the service log';
+
+/**
+ * Whether a source's unchanged document still needs indexing: left queued by an interrupted scan, or
+ * failed for a reason outside the file (cancelled, an internal error). A file that failed on its own
+ * content (corrupt, encrypted, too large) is not extracted again until it changes.
+ */
+export function needsIndexing(document: Pick<DocumentRow, 'status' | 'error'>): boolean {
+  if (document.status === 'failed') return document.error === CANCELLED_REASON || document.error === UNEXPECTED_REASON;
+  return document.status !== 'indexed';
+}
+
 /**
  * Stores uploaded documents: streamed to disk under DATA_DIR/documents while hashing and counting,
  * with the plan's file-size, storage and count limits enforced as the bytes arrive.
@@ -152,7 +166,8 @@ export class DocumentsService {
     if (!tierAtLeast(this.entitlement.tier(), TIER_FOR_TYPE[detected.fileType])) return { skipped: `${detected.fileType} needs the ${TIER_FOR_TYPE[detected.fileType]} plan` };
     const { sha256, size } = await hashFile(input.filePath);
     const existing = await this.repository.findBySource(input.sourceType, input.sourceId, input.sourcePath);
-    if (existing && existing.sha256 === sha256 && existing.status !== 'failed') return { document: existing, changed: false };
+    // A document that failed for a reason outside the file is queued again; one that failed on this content is not.
+    if (existing && existing.sha256 === sha256 && !(existing.status === 'failed' && needsIndexing(existing))) return { document: existing, changed: false };
 
     const limits = this.entitlement.limits();
     if (size > limits.file_size_bytes) return { skipped: `larger than the plan's ${limits.file_size_bytes} bytes per file` };

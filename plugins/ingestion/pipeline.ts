@@ -5,7 +5,7 @@ import { type JobContext, JobCancelled, type JobRunner } from '../../core/jobs/r
 import type { SettingsStore } from '../../core/settings/store.js';
 import type { Embedder } from '../../native/embeddings/embedder.js';
 import type { DocumentRow } from '../documents/repository.js';
-import type { DocumentsService } from '../documents/service.js';
+import { CANCELLED_REASON, type DocumentsService, UNEXPECTED_REASON } from '../documents/service.js';
 import type { SearchIndex } from '../index/search-index.js';
 import { type ChunkDraft, chunkDocument, chunkId } from './chunker.js';
 import { type ChunksRepository, dropVanished, type NewChunk } from './chunks-repository.js';
@@ -274,7 +274,7 @@ export class IngestionPipeline {
       this.forget([document.id]);
       await this.discardChunks(document.id);
       if (error instanceof JobCancelled) throw error;
-      const reason = error instanceof ExtractionError ? error.message : 'Indexing failed unexpectedly; see the service log';
+      const reason = error instanceof ExtractionError ? error.message : UNEXPECTED_REASON;
       if (!(error instanceof ExtractionError)) this.log.error({ err: error, document: document.id }, 'indexing failed');
       await this.documents.repository.update(document.id, { status: 'failed', error: reason, updated_at: clock.now() });
     }
@@ -345,7 +345,7 @@ export class IngestionPipeline {
     for (const id of documentIds) {
       const document = await this.documents.repository.findById(id);
       if (document && document.status !== 'indexed' && document.status !== 'failed') {
-        await this.documents.repository.update(id, { status: 'failed', error: 'Indexing was cancelled', updated_at: clock.now() });
+        await this.documents.repository.update(id, { status: 'failed', error: CANCELLED_REASON, updated_at: clock.now() });
       }
     }
   }

@@ -4,7 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { clock } from '../../core/clock.js';
 import { type JobContext, JobFailure } from '../../core/jobs/runner.js';
 import type { DocumentRow } from '../documents/repository.js';
-import type { DocumentsService } from '../documents/service.js';
+import { type DocumentsService, needsIndexing } from '../documents/service.js';
 import type { IngestionPipeline } from '../ingestion/pipeline.js';
 import { CrawlFailure, type CrawlEvent, type Credentials, type PreviousPage, type WebConfig, WebCrawler } from './crawler.js';
 import type { IntegrationPageRow, IntegrationRow, IntegrationsRepository } from './repository.js';
@@ -136,7 +136,7 @@ export class IntegrationSync {
     }
     this.seen.add(event.url);
     // A document left queued by an interrupted sync is indexed now, though its content did not change.
-    if (result.changed || result.document.status === 'queued') this.toIndex.add(result.document.id);
+    if (result.changed || needsIndexing(result.document)) this.toIndex.add(result.document.id);
     if (result.changed) this.tally.changed++;
     else this.tally.unchanged++;
     await this.deps.repository.savePage({
