@@ -6,6 +6,8 @@
  * embedding throughput" and "RSS with the embedder loaded" mean what they would with the real model.
  * The graph is the one PyTorch exports (MatMul + Add, Reshape [0,0,12,32], additive mask), so ONNX
  * Runtime's graph fusions see what they see in an exported file. About 90 MB: temp dirs only.
+ * `int8` writes the same weights as ONNX Runtime's quantize_dynamic writes them, the form of the
+ * file `models pull` installs by default (Xenova's onnx/model_quantized.onnx): about 23 MB.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
@@ -16,10 +18,11 @@ import { embeddingsRoot, installModel, type ModelManifest } from '../native/embe
 import { TOKENIZER_DIR } from '../test/fixtures/tiny-embedding-model.js';
 
 const { onnx } = onnxProto; // CommonJS package: no named ESM exports at run time
-const { FLOAT, INT64 } = onnx.TensorProto.DataType;
+const { FLOAT, INT64, INT8, UINT8 } = onnx.TensorProto.DataType;
 const { INT, INTS, FLOAT: FLOAT_ATTR } = onnx.AttributeProto.AttributeType;
 
 export const MINILM_SHAPE_MODEL_ID = 'minilm-shape-random';
+export const MINILM_SHAPE_INT8_MODEL_ID = 'minilm-shape-int8-random';
 /** all-MiniLM-L6-v2's config.json, the numbers that set the compute. */
 export const MINILM_ARCHITECTURE = { vocab: 30522, hidden: 384, layers: 6, heads: 12, intermediate: 1536, maxPositions: 512, tokenTypes: 2, layerNormEps: 1e-12 } as const;
 /** BERT's initializer_range. */
@@ -41,6 +44,13 @@ export interface MiniLmShapeOptions {
    * activation memory at large batches. Which one a downloaded file is depends on its exporter.
    */
   fusedAttention?: boolean;
+  /**
+   * true: the weights of the same seed quantised as `quantize_dynamic(weight_type=QInt8)` does, one
+   * scale per tensor. Each MatMul on a weight becomes DynamicQuantizeLinear of its input, MatMulInteger
+   * with the int8 weight, Cast and Mul by the two scales, which ONNX Runtime fuses into its int8 matmul
+   * kernel; the embedding tables are uint8 and dequantized after Gather. The real default model's compute.
+   */
+  int8?: boolean;
 }
 
 /** Builds nodes and initializers with generated names; constants are shared by value. */
@@ -54,19 +64,38 @@ class GraphBuilder {
     this.rand = mulberry32(seed);
   }
 
-  /** Normal(0, std) by Box–Muller, or `fill` when std is 0 (biases, LayerNorm gamma/beta). */
   weight(name: string, dims: number[], std: number, fill = 0): string {
-    const data = new Float32Array(dims.reduce((a, b) => a * b, 1));
-    if (std === 0) data.fill(fill);
-    else
-      for (let i = 0; i < data.length; i += 2) {
-        const r = Math.sqrt(-2 * Math.log(1 - this.rand())) * std;
-        const t = 2 * Math.PI * this.rand();
-        data[i] = r * Math.cos(t);
-        if (i + 1 < data.length) data[i + 1] = r * Math.sin(t);
-      }
-    this.initializer.push({ name, dims, dataType: FLOAT, rawData: new Uint8Array(data.buffer) });
+    this.initializer.push({ name, dims, dataType: FLOAT, rawData: new Uint8Array(this.values(dims, std, fill).buffer) });
     return name;
+  }
+
+  /**
+   * The values `weight` would draw, stored as quantize_dynamic stores a tensor with one scale: INT8
+   * (MatMul weights) symmetric in ±127 with zero point 0, UINT8 (Gather tables) over [min(x, 0),
+   * max(x, 0)]. Returns the names of the data, the scale and the zero point.
+   */
+  quantizedWeight(name: string, dims: number[], std: number, dataType: typeof INT8 | typeof UINT8): [string, string, string] {
+    const values = this.values(dims, std, 0);
+    let lo = 0;
+    let hi = 0;
+    for (const v of values) {
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    }
+    const signed = dataType === INT8;
+    if (signed) [lo, hi] = [-Math.max(-lo, hi), Math.max(-lo, hi)];
+    const [qmin, qmax] = signed ? [-127, 127] : [0, 255];
+    const scale = Math.fround((hi - lo) / (qmax - qmin));
+    const zeroPoint = Math.round(qmin - lo / scale);
+    const data = signed ? new Int8Array(values.length) : new Uint8Array(values.length);
+    for (let i = 0; i < values.length; i++) data[i] = Math.min(qmax, Math.max(qmin, Math.round(values[i] / scale) + zeroPoint));
+    const zero = signed ? new Uint8Array(Int8Array.of(zeroPoint).buffer) : Uint8Array.of(zeroPoint);
+    this.initializer.push(
+      { name: `${name}_quantized`, dims, dataType, rawData: new Uint8Array(data.buffer) },
+      { name: `${name}_scale`, dims: [], dataType: FLOAT, floatData: [scale] },
+      { name: `${name}_zero_point`, dims: [], dataType, rawData: zero },
+    );
+    return [`${name}_quantized`, `${name}_scale`, `${name}_zero_point`];
   }
 
   floatScalar(value: number): string {
@@ -86,6 +115,28 @@ class GraphBuilder {
     return output;
   }
 
+  /** An op of several outputs, named `<node>_<i>` (DynamicQuantizeLinear: data, scale, zero point). */
+  opOutputs(opType: string, input: string[], outputs: number): string[] {
+    const name = `${opType.toLowerCase()}_${this.node.length}`;
+    const output = Array.from({ length: outputs }, (_, i) => `${name}_${i}`);
+    this.node.push({ opType, input, output, name, attribute: [] });
+    return output;
+  }
+
+  /** Normal(0, std) by Box–Muller, or `fill` when std is 0 (biases, LayerNorm gamma/beta): fp32 and int8 models of a seed draw alike. */
+  private values(dims: number[], std: number, fill: number): Float32Array {
+    const data = new Float32Array(dims.reduce((a, b) => a * b, 1));
+    if (std === 0) data.fill(fill);
+    else
+      for (let i = 0; i < data.length; i += 2) {
+        const r = Math.sqrt(-2 * Math.log(1 - this.rand())) * std;
+        const t = 2 * Math.PI * this.rand();
+        data[i] = r * Math.cos(t);
+        if (i + 1 < data.length) data[i + 1] = r * Math.sin(t);
+      }
+    return data;
+  }
+
   private constant(key: string, make: () => OnnxTypes.ITensorProto): string {
     let name = this.constants.get(key);
     if (!name) {
@@ -102,7 +153,7 @@ function valueInfo(name: string, elemType: number, dims: (number | string)[]): O
 }
 
 /** Serialised ONNX bytes (IR 8) of the encoder with seeded random weights. */
-export function miniLmShapeModelBytes(seed = 42, fusedAttention = false): Uint8Array {
+export function miniLmShapeModelBytes(seed = 42, { fusedAttention = false, int8 = false }: Pick<MiniLmShapeOptions, 'fusedAttention' | 'int8'> = {}): Uint8Array {
   const { vocab, hidden, layers, heads, intermediate, maxPositions, tokenTypes, layerNormEps } = MINILM_ARCHITECTURE;
   const headSize = hidden / heads;
   const opset = fusedAttention ? 12 : 17;
@@ -119,15 +170,31 @@ export function miniLmShapeModelBytes(seed = 42, fusedAttention = false): Uint8A
   };
   // Unsqueeze took its axes as an attribute before opset 13.
   const unsqueeze = (x: string, axis: number) => (opset >= 13 ? g.op('Unsqueeze', [x, g.int64s([axis])]) : g.op('Unsqueeze', [x], { axes: [axis] }));
-  const linear = (x: string, prefix: string, inDim: number, outDim: number) =>
-    g.op('Add', [g.op('MatMul', [x, g.weight(`${prefix}.weight`, [inDim, outDim], INIT_STD)]), g.weight(`${prefix}.bias`, [outDim], 0)]);
+  // quantize_dynamic quantises an activation once for all the MatMuls that read it (Q, K and V share one).
+  const quantized = new Map<string, string[]>();
+  const matmul = (x: string, prefix: string, inDim: number, outDim: number) => {
+    if (!int8) return g.op('MatMul', [x, g.weight(`${prefix}.weight`, [inDim, outDim], INIT_STD)]);
+    const [w, wScale, wZero] = g.quantizedWeight(`${prefix}.weight`, [inDim, outDim], INIT_STD, INT8);
+    let xq = quantized.get(x);
+    if (!xq) quantized.set(x, (xq = g.opOutputs('DynamicQuantizeLinear', [x], 3)));
+    const [xData, xScale, xZero] = xq;
+    const product = g.op('Cast', [g.op('MatMulInteger', [xData, w, xZero, wZero])], { to: FLOAT });
+    return g.op('Mul', [product, g.op('Mul', [xScale, wScale])]);
+  };
+  const linear = (x: string, prefix: string, inDim: number, outDim: number) => g.op('Add', [matmul(x, prefix, inDim, outDim), g.weight(`${prefix}.bias`, [outDim], 0)]);
 
-  // Embeddings: word + position (the first seq rows) + token type, then LayerNorm.
-  const gather = (table: string, ids: string) => g.op('Gather', [table, ids], { axis: 0 });
+  // Embeddings: word + position (the first seq rows) + token type, then LayerNorm. quantize_dynamic
+  // stores each table uint8 and dequantizes the rows Gather picks; the position rows are sliced alike.
+  const embedding = (name: string, rows: number, pick: (table: string) => string) => {
+    if (!int8) return pick(g.weight(name, [rows, hidden], INIT_STD));
+    const [table, scale, zero] = g.quantizedWeight(name, [rows, hidden], INIT_STD, UINT8);
+    return g.op('DequantizeLinear', [pick(table), scale, zero]);
+  };
+  const gather = (ids: string) => (table: string) => g.op('Gather', [table, ids], { axis: 0 });
   const seqLen = g.op('Slice', [g.op('Shape', ['input_ids']), g.int64s([1]), g.int64s([2]), g.int64s([0])]);
-  const positions = g.op('Slice', [g.weight('embeddings.position_embeddings.weight', [maxPositions, hidden], INIT_STD), g.int64s([0]), seqLen, g.int64s([0])]);
-  const words = gather(g.weight('embeddings.word_embeddings.weight', [vocab, hidden], INIT_STD), 'input_ids');
-  const types = gather(g.weight('embeddings.token_type_embeddings.weight', [tokenTypes, hidden], INIT_STD), 'token_type_ids');
+  const positions = embedding('embeddings.position_embeddings.weight', maxPositions, (table) => g.op('Slice', [table, g.int64s([0]), seqLen, g.int64s([0])]));
+  const words = embedding('embeddings.word_embeddings.weight', vocab, gather('input_ids'));
+  const types = embedding('embeddings.token_type_embeddings.weight', tokenTypes, gather('token_type_ids'));
   let x = layerNorm(g.op('Add', [g.op('Add', [words, types]), positions]), 'embeddings.LayerNorm');
 
   // (1 - mask) * large negative, [batch, 1, 1, seq]: transformers used -10000, now float32 min.
@@ -152,7 +219,7 @@ export function miniLmShapeModelBytes(seed = 42, fusedAttention = false): Uint8A
   }
 
   const graph: OnnxTypes.IGraphProto = {
-    name: 'minilm_shape_random',
+    name: int8 ? 'minilm_shape_int8_random' : 'minilm_shape_random',
     node: g.node,
     initializer: g.initializer,
     input: ['input_ids', 'attention_mask', 'token_type_ids'].map((name) => valueInfo(name, INT64, ['batch_size', 'sequence_length'])),
@@ -166,13 +233,13 @@ export function miniLmShapeModelBytes(seed = 42, fusedAttention = false): Uint8A
  * sha256, probe, manifest), with the real tokenizer and config, and marks it ACTIVE by default.
  */
 export async function installMiniLmShapeModel(modelDir: string, options: MiniLmShapeOptions = {}): Promise<ModelManifest> {
-  const id = options.id ?? MINILM_SHAPE_MODEL_ID;
+  const id = options.id ?? (options.int8 ? MINILM_SHAPE_INT8_MODEL_ID : MINILM_SHAPE_MODEL_ID);
   const seed = options.seed ?? 42;
   const build = path.join(embeddingsRoot(modelDir), `.build-${id}-${randomBytes(4).toString('hex')}`);
   await mkdir(build, { recursive: true });
   try {
     const model = path.join(build, 'model.onnx');
-    await writeFile(model, miniLmShapeModelBytes(seed, options.fusedAttention));
+    await writeFile(model, miniLmShapeModelBytes(seed, options));
     return await installModel({
       modelDir,
       id,
@@ -183,9 +250,11 @@ export async function installMiniLmShapeModel(modelDir: string, options: MiniLmS
         config: path.join(TOKENIZER_DIR, 'config.json'),
       },
       source: 'built:bench/minilm-shape-model.ts',
-      name: 'all-MiniLM-L6-v2 architecture, random weights (fp32, 384 dimensions; benchmark only)',
+      name: `all-MiniLM-L6-v2 architecture, random weights (${options.int8 ? 'int8 quantised' : 'fp32'}, 384 dimensions; benchmark only)`,
       licence: 'Apache-2.0 (tokenizer); random weights, benchmark only',
-      method: `BERT encoder of all-MiniLM-L6-v2's shape (${options.fusedAttention ? 'opset 12, fusable attention' : 'opset 17'}), weights normal(0, ${INIT_STD}) from seed ${seed}`,
+      method:
+        `BERT encoder of all-MiniLM-L6-v2's shape (${options.fusedAttention ? 'opset 12, fusable attention' : 'opset 17'}), weights normal(0, ${INIT_STD}) from seed ${seed}` +
+        (options.int8 ? ', quantised as quantize_dynamic does (int8 MatMul weights, uint8 embedding tables, one scale per tensor)' : ''),
       maxTokens: options.maxTokens ?? 256,
       activate: options.activate,
     });
