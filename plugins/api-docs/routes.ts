@@ -20,7 +20,7 @@ const REDOC_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><
 /** GET /docs: the static reference, always on, built once from the OpenAPI document after boot. */
 export async function referenceRoute(app: FastifyInstance): Promise<void> {
   let page: string | undefined;
-  app.get('/docs', { config: open, schema: { ...hidden, summary: 'Human-readable API reference (HTML)' } }, async (_request, reply) => {
+  app.get('/docs', { config: open, onRequest: app.documentHeaders, schema: { ...hidden, summary: 'Human-readable API reference (HTML)' } }, async (_request, reply) => {
     page ??= renderReference(app.swagger() as unknown as ReferenceDocument, app.config.enableApiDocs);
     return reply.header('content-security-policy', REFERENCE_CSP).type('text/html; charset=utf-8').send(page);
   });
@@ -31,6 +31,8 @@ export async function referenceRoute(app: FastifyInstance): Promise<void> {
  * Public by the admin's opt-in: a browser cannot attach a bearer token to these pages.
  */
 export async function interactiveDocs(app: FastifyInstance): Promise<void> {
+  // HTML pages and their assets: helmet's document headers on top of the API's.
+  app.addHook('onRequest', app.documentHeaders);
   // swagger-ui's own routes declare no access; this scope's onRoute runs before the guard's boot check.
   app.addHook('onRoute', (route) => {
     if (!route.config?.access) route.config = { ...route.config, ...open };
