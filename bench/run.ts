@@ -7,12 +7,16 @@
  *   1. hello-world   bench/hello-world.mjs, GET /            (bare Fastify, the baseline)
  *   2. health        node dist/server.js, GET /api/health    (public route: the full hook chain, no auth)
  *   3. auth-me       node dist/server.js, GET /api/auth/me   (JWT verify + session lookup + user read)
+ *   4. fastify-floor bench/fastify-floor.mjs, GET /me        (bare Fastify with only what such a route
+ *                    needs: the API security headers, a Bearer-token hook, a response schema; no Hearth
+ *                    code: the most an authenticated read can keep on this framework and machine)
  * The goal (issue): auth-me keeps at least 70% of hello-world's requests/s. A FAIL is reported,
  * not turned into an exit code: benchmarks are not tests.
  *
  * Environment: BENCH_DURATION (s per target, default 10, split over BENCH_ROUNDS interleaved rounds,
  * default 5), BENCH_WARMUP (s, default 2), BENCH_CONNECTIONS (default 10), BENCH_PIPELINING (default 1), BENCH_CPU_PROF=1 (write V8 CPU profiles of the
- * server children to bench/results/profiles/, for `chrome://inspect` or speedscope).
+ * server children to bench/results/profiles/, for `chrome://inspect` or speedscope), BENCH_SERVER (the built
+ * service to run, default dist/server.js).
  *
  * Then four more sections (BENCH_ONLY=api|ingest|search|chat|embedder runs one of the five):
  *   ingest  bench/ingest.ts: a 200-page PDF and 1,000 text files uploaded to the built service,
@@ -206,12 +210,17 @@ async function benchApi(serverScript: string) {
   const check = await fetch(`${hearth.url}/api/auth/me`, { headers: { authorization } });
   if (check.status !== 200) throw new Error(`GET /api/auth/me failed: ${check.status} ${await check.text()}`);
 
+  const token = authorization.slice('Bearer '.length);
+  const floor = await startServer('fastify-floor', path.join(ROOT, 'bench', 'fastify-floor.mjs'), { FLOOR_TOKEN: token }, '/me');
+
   const results = await measureInterleaved([
     { server: hello, target: 'hello-world', route: '/' },
     { server: hearth, target: 'health', route: '/api/health' },
     { server: hearth, target: 'auth-me', route: '/api/auth/me', headers: { authorization } },
+    { server: floor, target: 'fastify-floor', route: '/me', headers: { authorization } },
   ]);
   await stopServer(hello);
+  await stopServer(floor);
   await stopServer(hearth);
 
   console.log('');
@@ -243,6 +252,12 @@ async function benchApi(serverScript: string) {
       `(median of ${settings.rounds} interleaved rounds; target >= ${TARGET_RATIO * 100}%)`,
   );
 
+  const floorResult = results.find((r) => r.target === 'fastify-floor')!;
+  console.log(
+    `fastify-floor (bare Fastify with the same headers, a token hook and a response schema, no Hearth code) keeps ${(floorResult.ratioToBaseline! * 100).toFixed(1)}%: ` +
+      `Hearth's own work costs ${me.serverCpuMicrosPerRequest !== null && floorResult.serverCpuMicrosPerRequest !== null ? me.serverCpuMicrosPerRequest - floorResult.serverCpuMicrosPerRequest : '?'} µs of server CPU per request on top`,
+  );
+
   return { settings, target: { route: 'GET /api/auth/me', minRatio: TARGET_RATIO, pass }, results };
 }
 
@@ -263,8 +278,9 @@ async function main(): Promise<void> {
   const only = process.env.BENCH_ONLY?.trim() || undefined;
   if (only && !SECTIONS.includes(only as Section)) throw new Error(`BENCH_ONLY must be one of ${SECTIONS.join(', ')}, got "${only}"`);
   const runs = (section: Section) => !only || only === section;
-  const serverScript = path.join(ROOT, 'dist', 'server.js');
-  if (!existsSync(serverScript)) throw new Error('dist/server.js is missing: run `npm run build` (npm run bench does)');
+  // BENCH_SERVER: another build of the service (e.g. `tsup --out-dir` elsewhere while dist/ is in use).
+  const serverScript = path.resolve(ROOT, process.env.BENCH_SERVER ?? path.join('dist', 'server.js'));
+  if (!existsSync(serverScript)) throw new Error(`${serverScript} is missing: run \`npm run build\` (npm run bench does)`);
   mkdirSync(RESULTS_DIR, { recursive: true });
 
   const machine = {
