@@ -20,7 +20,6 @@ const GLOBAL_WATERMARK_KEY = 'TOKENS_VALID_AFTER';
 
 const PRINCIPAL_CACHE_MS = 1000;
 const PRINCIPAL_CACHE_SIZE = 10_000;
-const cacheKey = (userId: string, sessionId: string) => `${userId}\n${sessionId}`;
 
 interface CachedPrincipal {
   principal: Principal;
@@ -42,6 +41,10 @@ export interface TokenPair {
  * and revocation watermarks that survive a restart. It is also the guard's identity resolver.
  */
 export class SessionService implements IdentityResolver {
+  /**
+   * By session id: a session belongs to one user, and the id strings come from cached token claims,
+   * so a lookup hashes nothing new (a user+session key was a fresh string to hash on every request).
+   */
   private readonly principals = new Map<string, CachedPrincipal>();
 
   constructor(
@@ -90,7 +93,7 @@ export class SessionService implements IdentityResolver {
   }
 
   resolveCached(claims: TokenClaims): Principal | undefined {
-    const cached = this.fresh(cacheKey(claims.sub, claims.sid));
+    const cached = this.fresh(claims.sub, claims.sid);
     return cached && this.admit(claims, cached);
   }
 
@@ -101,9 +104,9 @@ export class SessionService implements IdentityResolver {
     return principal;
   }
 
-  private fresh(key: string): CachedPrincipal | undefined {
-    const cached = this.principals.get(key);
-    return cached && cached.expiresAt > clock.now() ? cached : undefined;
+  private fresh(userId: string, sessionId: string): CachedPrincipal | undefined {
+    const cached = this.principals.get(sessionId);
+    return cached && cached.principal.id === userId && cached.expiresAt > clock.now() ? cached : undefined;
   }
 
   /**
@@ -112,12 +115,11 @@ export class SessionService implements IdentityResolver {
    * lifetime bounds anything else.
    */
   private async lookup(userId: string, sessionId: string): Promise<CachedPrincipal> {
-    const key = cacheKey(userId, sessionId);
-    const cached = this.fresh(key);
+    const cached = this.fresh(userId, sessionId);
     if (cached) return cached;
     const row = await this.repository.principal(userId, sessionId);
     if (!row || row.session_revoked_at !== null) {
-      this.principals.delete(key);
+      this.principals.delete(sessionId);
       throw unauthorized('Session ended');
     }
     if (this.principals.size >= PRINCIPAL_CACHE_SIZE) this.principals.clear();
@@ -128,7 +130,7 @@ export class SessionService implements IdentityResolver {
       tokensValidAfter: row.tokens_valid_after,
       expiresAt: clock.now() + PRINCIPAL_CACHE_MS,
     };
-    this.principals.set(key, entry);
+    this.principals.set(sessionId, entry);
     return entry;
   }
 
@@ -137,13 +139,13 @@ export class SessionService implements IdentityResolver {
    * cache entry the guard just used); undefined when it has expired or was dropped since.
    */
   profile(principal: Principal): UserProfileRow | undefined {
-    return this.fresh(cacheKey(principal.id, principal.sessionId))?.profile;
+    return this.fresh(principal.id, principal.sessionId)?.profile;
   }
 
   /** Drops cached identities (one user's, or all): called after every change to a user, their TOTP state included. */
   forget(userId?: string): void {
     if (!userId) return this.principals.clear();
-    for (const [key, entry] of this.principals) if (entry.principal.id === userId) this.principals.delete(key);
+    for (const [sessionId, entry] of this.principals) if (entry.principal.id === userId) this.principals.delete(sessionId);
   }
 
   async revokeAll(): Promise<number> {
