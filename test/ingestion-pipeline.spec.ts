@@ -97,5 +97,7 @@ describe('documents queued behind each other', () => {
     const listed = (await app.request({ method: 'GET', url: '/api/docs?limit=50', token })).json().documents as Array<{ id: string; status: string }>;
     expect(listed.find((d) => d.id === deleted.document.id)).toBeUndefined();
     for (const { document } of [pdf, kept, last]) expect(listed.find((d) => d.id === document.id)?.status).toBe('indexed');
+    // Cancelled before its turn: it says so, rather than staying queued until a restart indexes it after all.
+    expect(listed.find((d) => d.id === cancelled.document.id)).toMatchObject({ status: 'failed', error: 'Indexing was cancelled' });
   });
 });

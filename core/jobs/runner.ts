@@ -28,16 +28,20 @@ export class JobFailure extends Error {}
  */
 export class JobRunner {
   private readonly controllers = new Map<string, AbortController>();
+  /** Clean-ups of queued jobs for a cancel that comes before they start (their work never runs). */
+  private readonly unstarted = new Map<string, () => Promise<void>>();
   private tail: Promise<void> = Promise.resolve();
   private closed = false;
 
   constructor(readonly store: JobStore, private readonly log: FastifyBaseLogger) {}
 
-  async enqueue(type: string, work: JobWork, subject?: Job['subject']): Promise<Job> {
+  /** `cancelledUnstarted` runs if the job is cancelled while still queued (not at shutdown: queued work resumes at the next start). */
+  async enqueue(type: string, work: JobWork, subject?: Job['subject'], cancelledUnstarted?: () => Promise<void>): Promise<Job> {
     const job: Job = { id: randomUUID(), type, state: 'queued', progress: { done: 0, total: 0 }, created_at: clock.iso(), ...(subject ? { subject } : {}) };
     await this.store.save(job);
     const controller = new AbortController();
     this.controllers.set(job.id, controller);
+    if (cancelledUnstarted) this.unstarted.set(job.id, cancelledUnstarted);
     this.tail = this.tail.then(() => this.run(job, work, controller));
     return structuredClone(job);
   }
@@ -48,7 +52,10 @@ export class JobRunner {
     if (!controller) return false;
     controller.abort();
     const job = await this.store.get(id);
-    if (job?.state === 'queued') await this.finish(job, 'cancelled');
+    if (job?.state === 'queued') {
+      await this.unstarted.get(id)?.().catch((error: unknown) => this.log.error({ err: error, job: id }, 'cleaning up a cancelled job failed'));
+      await this.finish(job, 'cancelled');
+    }
     return true;
   }
 
@@ -64,6 +71,7 @@ export class JobRunner {
   }
 
   private async run(job: Job, work: JobWork, controller: AbortController): Promise<void> {
+    this.unstarted.delete(job.id);
     const current = await this.store.get(job.id);
     if (!current || current.state !== 'queued') return void this.controllers.delete(job.id);
     if (controller.signal.aborted || this.closed) return this.finish(current, 'cancelled');

@@ -105,8 +105,8 @@ export class IngestionPipeline {
   private saveTimer: NodeJS.Timeout | null = null;
   private readonly feed = new EmbedFeed();
   private readonly prepared = new Map<string, Promise<Prepared>>();
-  /** Documents of ingest jobs enqueued and not started yet, in job order. */
-  private readonly upcoming: string[] = [];
+  /** The documents of each ingest job enqueued and not started yet, in job order. */
+  private readonly upcoming: string[][] = [];
 
   constructor(
     private readonly documents: DocumentsService,
@@ -121,8 +121,16 @@ export class IngestionPipeline {
 
   /** One job that indexes the documents in order. */
   enqueue(documentIds: string[], type = 'ingest'): Promise<Job> {
-    this.upcoming.push(...documentIds);
-    return this.jobs.enqueue(type, (context) => this.run(documentIds, context, true), { document_ids: documentIds });
+    this.upcoming.push(documentIds);
+    return this.jobs.enqueue(type, (context) => this.run(documentIds, context, true), { document_ids: documentIds }, () => this.cancelledUnstarted(documentIds));
+  }
+
+  /** A job cancelled before its turn: nothing is prepared for it any more, and its documents say why they are not indexed. */
+  private async cancelledUnstarted(documentIds: string[]): Promise<void> {
+    const at = this.upcoming.indexOf(documentIds);
+    if (at >= 0) this.upcoming.splice(at, 1);
+    this.forget(documentIds);
+    await this.markCancelled(documentIds);
   }
 
   /** Indexes documents inside a job another feature already runs (a connector scan), so one job covers the whole sync. */
@@ -174,7 +182,7 @@ export class IngestionPipeline {
   }
 
   private async run(documentIds: string[], context: JobContext, queued = false): Promise<void> {
-    if (queued) this.upcoming.splice(0, this.upcoming.indexOf(documentIds[0]) + documentIds.length);
+    if (queued) this.upcoming.splice(0, this.upcoming.indexOf(documentIds) + 1);
     let done = 0;
     try {
       for (const id of documentIds) {
@@ -211,7 +219,11 @@ export class IngestionPipeline {
 
   /** Prepares the next documents (the rest of this job, then the queued jobs'), and forgets any prepared before that fell out of sight. */
   private lookAhead(rest: string[]): void {
-    const next = [...rest.slice(0, LOOKAHEAD_DOCUMENTS), ...this.upcoming.slice(0, LOOKAHEAD_DOCUMENTS)].slice(0, LOOKAHEAD_DOCUMENTS);
+    const next = rest.slice(0, LOOKAHEAD_DOCUMENTS);
+    for (const ids of this.upcoming) {
+      if (next.length === LOOKAHEAD_DOCUMENTS) break;
+      next.push(...ids.slice(0, LOOKAHEAD_DOCUMENTS - next.length));
+    }
     const wanted = new Set(next);
     this.forget([...this.prepared.keys()].filter((id) => !wanted.has(id)));
     for (const id of next) {
