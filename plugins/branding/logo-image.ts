@@ -1,4 +1,3 @@
-import sharp from 'sharp';
 import { unprocessable, unsupportedMediaType } from '../../core/errors.js';
 
 export const LOGO_MAX_UPLOAD_BYTES = 2 * 1024 * 1024;
@@ -25,6 +24,8 @@ const exceedsPixelLimit = (error: unknown) => error instanceof Error && /pixel l
  * Re-encoding is the sanitiser: SVG is rasterised, so no script or external reference survives.
  */
 export async function normaliseLogo(input: Buffer): Promise<NormalisedLogo> {
+  // Loaded on the first upload: sharp and libvips cost about 19 MB resident that a service without a logo never needs.
+  const { default: sharp } = await import('sharp');
   const options = { limitInputPixels: LOGO_MAX_INPUT_PIXELS };
   let format: string | undefined;
   let pixels = 0;

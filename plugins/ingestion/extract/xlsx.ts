@@ -1,9 +1,9 @@
-import ExcelJS from 'exceljs';
+import type { Cell } from 'exceljs';
 import { type ExtractedDocument, type ExtractedSection, ExtractionError, type ExtractOptions, tableSections } from '../extracted-document.js';
 import { guardZip } from './zip-guard.js';
 
 /** What the user reads in the cell; dates as ISO days rather than Date.toString(). */
-function cellText(cell: ExcelJS.Cell): string {
+function cellText(cell: Cell): string {
   const value = cell.value;
   if (value instanceof Date) return value.toISOString().slice(0, 10);
   if (value && typeof value === 'object' && 'result' in value && value.result instanceof Date) return value.result.toISOString().slice(0, 10);
@@ -13,6 +13,8 @@ function cellText(cell: ExcelJS.Cell): string {
 /** Every worksheet, row by row, keeping the sheet name and the row number the user sees. */
 export async function extractXlsx(filePath: string, options: ExtractOptions): Promise<ExtractedDocument> {
   await guardZip(filePath, 'XLSX', options.zipLimits);
+  // Loaded with the first XLSX, as mammoth with the first DOCX (docx.ts).
+  const { default: ExcelJS } = await import('exceljs');
   const workbook = new ExcelJS.Workbook();
   try {
     await workbook.xlsx.readFile(filePath);
