@@ -57,7 +57,7 @@ import type { SearchResult } from '../plugins/retrieval/service.js';
 import { insertDocuments } from '../test/fixtures/search-data.js';
 import { readEventStream } from '../test/fixtures/sse.js';
 import { installTinyEmbeddingModel } from '../test/fixtures/tiny-embedding-model.js';
-import { BENCH_SECRETS, login, ROOT, type Service, startService, stats, type Stats, stopService } from './harness.js';
+import { BENCH_SECRETS, DEPLOYED_ENV, login, ROOT, type Service, startService, stats, type Stats, stopService } from './harness.js';
 import { lowRankVectors, queriesFrom, rng, syntheticDocuments } from './search.js';
 
 export const CHAT_OVERHEAD_TARGET_MS = 50;
@@ -352,7 +352,7 @@ export async function benchChat(opts: ChatBenchOptions): Promise<ChatBenchResult
         started = performance.now();
         service = await startService(
           opts.serverScript,
-          { DATA_DIR: corpus.dataDir, MODEL_DIR: modelDir, N_CTX: String(nCtx), N_THREADS: String(threads), LOG_LEVEL: 'ERROR', ...BENCH_SECRETS },
+          { ...DEPLOYED_ENV, DATA_DIR: corpus.dataDir, MODEL_DIR: modelDir, N_CTX: String(nCtx), N_THREADS: String(threads), LOG_LEVEL: 'ERROR', ...BENCH_SECRETS },
           {
             nodeArgs: opts.cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfileDir, '--cpu-prof-name', `chat-${Date.now()}.cpuprofile`] : [],
             timeoutMs: 180_000,

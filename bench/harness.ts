@@ -12,6 +12,9 @@ import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD } from '../core/config.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** The secrets every bench service boots with. */
+/** What `npm start` and systemd/hearth.service set for the service: the benches run it as deployed. */
+export const DEPLOYED_ENV = { MALLOC_ARENA_MAX: '2' };
+
 export const BENCH_SECRETS = { JWT_SECRET_KEY: 'bench-secret-that-is-long-enough-for-hs256-signing', MFA_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') };
 
 // --- the service as a child process ---

@@ -46,7 +46,7 @@ import { makePdf, prose } from '../test/fixtures/documents.js';
 import { insertDocuments } from '../test/fixtures/search-data.js';
 import { installTinyEmbeddingModel, TINY_MODEL_ID } from '../test/fixtures/tiny-embedding-model.js';
 import { benchEmbeddings, type EmbeddingBenchRow } from './embeddings.js';
-import { BENCH_SECRETS, login, num, pct, peakRssMiB, processCpuMicros, ROOT, type Service, startService, stopService } from './harness.js';
+import { BENCH_SECRETS, DEPLOYED_ENV, login, num, pct, peakRssMiB, processCpuMicros, ROOT, type Service, startService, stopService } from './harness.js';
 import { installMiniLmShapeModel, MINILM_SHAPE_INT8_MODEL_ID, MINILM_SHAPE_MODEL_ID } from './minilm-shape-model.js';
 import { lowRankVectors, queriesFrom, rng, syntheticDocuments } from './search.js';
 
@@ -218,7 +218,7 @@ async function startLicensed(serverScript: string, dataDir: string, modelDir: st
   const signer = generateLicenceKeyPair();
   const service = await startService(
     serverScript,
-    { DATA_DIR: dataDir, MODEL_DIR: modelDir, ...BENCH_SECRETS, LICENSE_PUBLIC_KEYS: signer.publicKeyBase64, LOG_LEVEL: 'ERROR' },
+    { ...DEPLOYED_ENV, DATA_DIR: dataDir, MODEL_DIR: modelDir, ...BENCH_SECRETS, LICENSE_PUBLIC_KEYS: signer.publicKeyBase64, LOG_LEVEL: 'ERROR' },
     { nodeArgs, timeoutMs: 300_000 },
   );
   try {

@@ -51,7 +51,7 @@ import { installTinyEmbeddingModel } from '../test/fixtures/tiny-embedding-model
 import { benchIngest, formatIngestSummary, ingestTable, parseBenchModels } from './ingest.js';
 import { benchChat, chatTable, formatChatBench } from './chat.js';
 import { benchDefaultEmbedder, formatDefaultEmbedderBench } from './default-embedder.js';
-import { BENCH_SECRETS, login, processCpuMicros, ROOT, type Service, startService, stopService } from './harness.js';
+import { BENCH_SECRETS, DEPLOYED_ENV, login, processCpuMicros, ROOT, type Service, startService, stopService } from './harness.js';
 import { benchSearch, formatSearchBench } from './search.js';
 
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
@@ -203,7 +203,7 @@ async function benchApi(serverScript: string) {
     serverScript,
     // Request lines are not written (ERROR): this measures handling a request, not log I/O. The built-in
     // embedder's one-time build (a minute of both cores on a first start) would be measured with it: off.
-    { DATA_DIR: dataDir, ...BENCH_SECRETS, LOG_LEVEL: 'ERROR', HEARTH_DEFAULT_EMBEDDER: 'off' },
+    { ...DEPLOYED_ENV, DATA_DIR: dataDir, ...BENCH_SECRETS, LOG_LEVEL: 'ERROR', HEARTH_DEFAULT_EMBEDDER: 'off' },
     '/api/health',
   );
   const authorization = `Bearer ${await login(hearth.url)}`;
