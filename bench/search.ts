@@ -5,8 +5,8 @@
  * kysely), both for the MATCH the planner builds and for a naive OR of every query word; and how
  * much of exhaustive bm25's top 10 the planned match keeps among its candidates.
  * Chunks: Zipf-distributed words over a 30k vocabulary topped by English function words; vectors:
- * low-rank random unit vectors of the embedder's dimension (the tiny test model, hidden 384, embeds
- * the queries). Queries: "specific" (content words of one chunk) and "vague" (words drawn as they
+ * low-rank random unit vectors of the embedder's dimension (the embedder passed in, 384 dimensions,
+ * embeds the queries: `npm run bench` passes the int8 MiniLM-shape model). Queries: "specific" (content words of one chunk) and "vague" (words drawn as they
  * occur, so mostly common ones).
  * Alone: `npx tsx bench/search.ts`; BENCH_SEARCH_SIZES (default 10000,100000), BENCH_SEARCH_QUERIES (default 300).
  */
@@ -186,7 +186,7 @@ async function benchSize(chunks: number, queryCount: number, embedder: Embedder)
       await time('api keyword, specific', specific, api('keyword')),
       await time('api keyword, vague', vague, api('keyword')),
       await time('api vector', specific, api('vector')),
-      await time('raw embed query (tiny model)', specific, (q) => embedder.embed([q])),
+      await time('raw embed query', specific, (q) => embedder.embed([q])),
       await time('raw hnsw search, 20 neighbours', specific, (q) => vectors.search(queryVectors.get(q)!, 20)),
       await time('raw fts5 planned match, specific', specific, runPlan),
       await time('raw fts5 planned match, vague', vague, runPlan),
@@ -227,7 +227,7 @@ export function formatSearchBench(results: SearchBenchResult[]): string {
     for (const row of r.rows) lines.push(`${row.series.padEnd(36)} ${ms(row.p50)} ${ms(row.p95)} ${ms(row.cpuP50)} ${ms(row.cpuP95)}`);
     const get = (series: string) => r.rows.find((row) => row.series === series)!;
     const keywordRaw = get('raw fts5 term probes + plan').p50 + get('raw fts5 planned match, specific').p50;
-    const hybridRaw = keywordRaw + get('raw hnsw search, 20 neighbours').p50 + get('raw embed query (tiny model)').p50;
+    const hybridRaw = keywordRaw + get('raw hnsw search, 20 neighbours').p50 + get('raw embed query').p50;
     const overhead = (series: string, rawMs: number) => `${(get(series).p50 - rawMs).toFixed(2)} ms (${((100 * (get(series).p50 - rawMs)) / get(series).p50).toFixed(0)}%)`;
     lines.push(`overhead over the raw parts, p50: keyword ${overhead('api keyword, specific', keywordRaw)} over probes + fts5; hybrid ${overhead('api hybrid, specific', hybridRaw)} over embed + hnsw + probes + fts5`);
     lines.push(`exhaustive bm25's top 10 found among the planned match's 20 candidates: ${r.keywordRecall.specific.toFixed(2)} (specific), ${r.keywordRecall.vague.toFixed(2)} (vague)`);
