@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadEmbedder, type Embedder } from '../native/embeddings/index.js';
 import { openVectorIndex } from '../native/vector-index/hnsw-index.js';
 import { runRetrievalHarness } from '../bench/retrieval-harness.js';
@@ -208,6 +208,21 @@ describe('POST /api/search', () => {
       expect(results[0].chunk_id).toBe(chunks[2].id);
       // Every chunk is a vector candidate here, so keyword matches (found by both sides) come first.
       expect(results.slice(0, keyword.length).map((r: { chunk_id: string }) => r.chunk_id).sort()).toEqual([...keyword].sort());
+    });
+
+    it('embeds a query text once: another page, k or mode reuses its vector, another text does not', async () => {
+      const embed = vi.spyOn(embedder, 'embed');
+      try {
+        const query = 'Where does the keeper record the evening weather?';
+        const first = (await search({ query, mode: 'vector', k: 3 })).json().results;
+        expect((await search({ query, mode: 'vector', k: 3 })).json().results).toEqual(first);
+        await search({ query, k: 10 });
+        expect(embed).toHaveBeenCalledTimes(1);
+        await search({ query: `${query} Today.`, mode: 'vector' });
+        expect(embed).toHaveBeenCalledTimes(2);
+      } finally {
+        embed.mockRestore();
+      }
     });
 
     it('keeps excluding documents that are not indexed, and duplicates', async () => {
