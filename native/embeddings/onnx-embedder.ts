@@ -46,6 +46,13 @@ export function cudaRuntimeAvailable(): { ok: boolean; reason: string } {
   return { ok: false, reason: 'the onnxruntime-node CUDA provider libraries are not installed' };
 }
 
+/** The model's own tokenizer: tokenizer.json, with tokenizer_config.json where the model ships one. */
+export async function readTokenizer(tokenizerPath: string, configPath?: string): Promise<{ tokenizer: Tokenizer; config: Record<string, unknown> }> {
+  const json = JSON.parse(await readFile(tokenizerPath, 'utf8'));
+  const config = configPath ? JSON.parse(await readFile(configPath, 'utf8')) : {};
+  return { tokenizer: new Tokenizer(json, config), config };
+}
+
 async function createSession(opts: OnnxEmbedderOptions): Promise<{ session: ort.InferenceSession; device: 'cpu' | 'cuda' }> {
   const cores = os.availableParallelism();
   const base: ort.InferenceSession.SessionOptions = {
@@ -121,9 +128,7 @@ export class OnnxEmbedder implements Embedder {
   }
 
   static async create(opts: OnnxEmbedderOptions): Promise<OnnxEmbedder> {
-    const tokenizerJson = JSON.parse(await readFile(opts.tokenizerPath, 'utf8'));
-    const tokenizerConfig = opts.tokenizerConfigPath ? JSON.parse(await readFile(opts.tokenizerConfigPath, 'utf8')) : {};
-    const tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig);
+    const { tokenizer, config: tokenizerConfig } = await readTokenizer(opts.tokenizerPath, opts.tokenizerConfigPath);
     const { session, device } = await createSession(opts);
     let embedder: OnnxEmbedder;
     try {

@@ -1,10 +1,10 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { Tokenizer } from '@huggingface/tokenizers';
+import type { Tokenizer } from '@huggingface/tokenizers';
 import type { Embedder } from './embedder.js';
 import { modelFolder, readManifest } from './manifest.js';
 import { resolveActiveModel, type LoadEmbedderOptions } from './models.js';
+import { readTokenizer } from './onnx-embedder.js';
 
 /** What the thread is started with: loadEmbedder's options for one installed model, less the logger. */
 export interface ThreadStart extends Omit<LoadEmbedderOptions, 'log' | 'id'> {
@@ -156,9 +156,8 @@ function loaded(worker: Worker, log: LoadEmbedderOptions['log']): Promise<Ready>
 async function loadTokenizer(modelDir: string, id: string): Promise<Tokenizer> {
   const folder = modelFolder(modelDir, id);
   const { files } = await readManifest(folder);
-  const json = JSON.parse(await readFile(path.join(folder, files.tokenizer), 'utf8'));
-  const config = files.tokenizer_config ? JSON.parse(await readFile(path.join(folder, files.tokenizer_config), 'utf8')) : {};
-  return new Tokenizer(json, config);
+  const { tokenizer } = await readTokenizer(path.join(folder, files.tokenizer), files.tokenizer_config && path.join(folder, files.tokenizer_config));
+  return tokenizer;
 }
 
 /** The active embedder (or options.id), in a worker thread; null when no embedding model is installed. */
