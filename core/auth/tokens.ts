@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createSigner, createVerifier, TokenError } from 'fast-jwt';
+import { BoundedMap } from '../bounded-map.js';
 import { clock } from '../clock.js';
 import type { JwtAlgorithm } from '../config.js';
 import { unauthorized } from '../errors.js';
@@ -30,7 +31,7 @@ export class TokenService {
    * by a fresh SHA-256 of the token (more than the rest of an authenticated read) and warns at
    * boot about any other key.
    */
-  private readonly verified = new Map<string, TokenClaims>();
+  private readonly verified = new BoundedMap<string, TokenClaims>(VERIFIED_CACHE_SIZE);
 
   constructor(secret: string, algorithm: JwtAlgorithm) {
     this.sign = createSigner({ key: secret, algorithm });
@@ -64,7 +65,6 @@ export class TokenService {
         const expired = error instanceof TokenError && error.code === TokenError.codes.expired;
         throw unauthorized(expired ? 'Token expired' : 'Invalid token');
       }
-      if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
       this.verified.set(token, claims);
     }
     if (claims.typ !== expected) throw unauthorized(`A ${claims.typ} token cannot be used as a ${expected} token`);

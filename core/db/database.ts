@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, type MigrationProvider } from 'kysely';
+import { BoundedMap } from '../bounded-map.js';
 import { migrations } from './migrations/index.js';
 import type { Database } from './schema.js';
 
@@ -52,13 +53,12 @@ const STATEMENT_CACHE_SIZE = 500;
  * a time on its one connection, and SQLite re-prepares a statement itself after a schema change.
  */
 function withStatementCache(sqlite: SQLite.Database) {
-  const statements = new Map<string, SQLite.Statement>();
+  const statements = new BoundedMap<string, SQLite.Statement>(STATEMENT_CACHE_SIZE);
   return {
     close: () => sqlite.close(),
     prepare(sql: string): SQLite.Statement {
       let statement = statements.get(sql);
       if (!statement) {
-        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
         statement = sqlite.prepare(sql);
         statements.set(sql, statement);
       }

@@ -1,4 +1,5 @@
 import { conflict } from '../../core/errors.js';
+import { BoundedMap } from '../../core/bounded-map.js';
 import type { Embedder } from '../../native/embeddings/embedder.js';
 import type { VectorIndex } from '../../native/vector-index/vector-index.js';
 import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, dropNearDuplicates, fuse, textSignature, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
@@ -70,7 +71,7 @@ type VectorSide = { embedder: Embedder; vectors: VectorIndex } | { unavailable: 
 
 /** Hybrid retrieval: HNSW vector candidates and bounded-cost bm25 candidates, fused and deduplicated. */
 export class RetrievalService {
-  private readonly queryVectors = new Map<string, Float32Array>();
+  private readonly queryVectors = new BoundedMap<string, Float32Array>(QUERY_VECTOR_CACHE);
 
   constructor(
     private readonly repository: RetrievalRepository,
@@ -165,7 +166,6 @@ export class RetrievalService {
       return cached;
     }
     const [vector] = await embedder.embed([query]);
-    if (this.queryVectors.size >= QUERY_VECTOR_CACHE) this.queryVectors.delete(this.queryVectors.keys().next().value!);
     this.queryVectors.set(key, vector);
     return vector;
   }
