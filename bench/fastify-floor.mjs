@@ -5,14 +5,9 @@
 // Its ratio to hello-world is the best an authenticated route can do on this framework and machine.
 import Fastify from 'fastify';
 
-const SECURITY_HEADERS = {
-  'cache-control': 'no-store',
-  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
-  'cross-origin-resource-policy': 'same-origin',
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-};
+/** The service's own API headers (core/security-headers.ts apiHeaders), passed in by the bench. */
+if (!process.env.FLOOR_HEADERS) throw new Error('FLOOR_HEADERS (the API headers as JSON) is not set: npm run bench passes them');
+const SECURITY_HEADERS = JSON.parse(process.env.FLOOR_HEADERS);
 const BEARER = /^Bearer\s+(\S+)$/;
 const USER = {
   id: '6f1c0b8e-3d1a-4c55-9a7e-1b2c3d4e5f60', username: 'admin', email: null, role: 'admin', groups: ['everyone'],

@@ -47,6 +47,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { apiHeaders } from '../core/security-headers.js';
 import { loadEmbedder } from '../native/embeddings/index.js';
 import { installTinyEmbeddingModel } from '../test/fixtures/tiny-embedding-model.js';
 import { benchIngest, formatIngestSummary, ingestTable, parseBenchModels } from './ingest.js';
@@ -213,7 +214,7 @@ async function benchApi(serverScript: string) {
   if (check.status !== 200) throw new Error(`GET /api/auth/me failed: ${check.status} ${await check.text()}`);
 
   const token = authorization.slice('Bearer '.length);
-  const floor = await startServer('fastify-floor', path.join(ROOT, 'bench', 'fastify-floor.mjs'), { FLOOR_TOKEN: token }, '/me');
+  const floor = await startServer('fastify-floor', path.join(ROOT, 'bench', 'fastify-floor.mjs'), { FLOOR_TOKEN: token, FLOOR_HEADERS: JSON.stringify(apiHeaders({})) }, '/me');
 
   const results = await measureInterleaved([
     { server: hello, target: 'hello-world', route: '/' },
