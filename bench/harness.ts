@@ -115,15 +115,22 @@ export function processCpuMicros(pid: number | undefined): number | null {
   }
 }
 
-/** VmHWM (peak resident set) of a process in MiB. */
-export function peakRssMiB(pid: number | undefined): number | null {
+/** The numeric fields of /proc/<pid>/status (sizes in kB, counts as they are); null off Linux or once the process is gone. */
+export function procStatus(pid: number | undefined): Record<string, number> | null {
   if (pid === undefined) return null;
   try {
-    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) / 1024 : null;
+    const fields: Record<string, number> = {};
+    for (const [, name, value] of readFileSync(`/proc/${pid}/status`, 'utf8').matchAll(/^(\w+):\s+(\d+)/gm)) fields[name] = Number(value);
+    return fields;
   } catch {
     return null;
   }
+}
+
+/** VmHWM (peak resident set) of a process in MiB. */
+export function peakRssMiB(pid: number | undefined): number | null {
+  const kb = procStatus(pid)?.VmHWM;
+  return kb === undefined ? null : kb / 1024;
 }
 
 // --- stats and table formatting ---

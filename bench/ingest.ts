@@ -46,7 +46,7 @@ import { makePdf, prose } from '../test/fixtures/documents.js';
 import { insertDocuments } from '../test/fixtures/search-data.js';
 import { installTinyEmbeddingModel, TINY_MODEL_ID } from '../test/fixtures/tiny-embedding-model.js';
 import { benchEmbeddings, type EmbeddingBenchRow } from './embeddings.js';
-import { BENCH_SECRETS, DEPLOYED_ENV, login, num, pct, peakRssMiB, processCpuMicros, ROOT, type Service, startService, stopService } from './harness.js';
+import { BENCH_SECRETS, DEPLOYED_ENV, login, num, pct, peakRssMiB, processCpuMicros, procStatus, ROOT, type Service, startService, stopService } from './harness.js';
 import { installMiniLmShapeModel, MINILM_SHAPE_INT8_MODEL_ID, MINILM_SHAPE_MODEL_ID } from './minilm-shape-model.js';
 import { lowRankVectors, queriesFrom, rng, syntheticDocuments } from './search.js';
 
@@ -510,18 +510,10 @@ async function seedIndex(dataDir: string, modelDir: string, chunks: number): Pro
   }
 }
 
-function procStatus(pid: number | undefined): { rssMiB: number | null; anonMiB: number | null; fileMiB: number | null; threads: number | null } {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const field = (name: string) => {
-      const match = new RegExp(`${name}:\\s+(\\d+)`).exec(status);
-      return match ? Number(match[1]) : null;
-    };
-    const mib = (kb: number | null) => (kb === null ? null : kb / 1024);
-    return { rssMiB: mib(field('VmRSS')), anonMiB: mib(field('RssAnon')), fileMiB: mib(field('RssFile')), threads: field('Threads') };
-  } catch {
-    return { rssMiB: null, anonMiB: null, fileMiB: null, threads: null };
-  }
+function memoryNow(pid: number | undefined): { rssMiB: number | null; anonMiB: number | null; fileMiB: number | null; threads: number | null } {
+  const status = procStatus(pid);
+  const mib = (name: string) => (status?.[name] === undefined ? null : status[name] / 1024);
+  return { rssMiB: mib('VmRSS'), anonMiB: mib('RssAnon'), fileMiB: mib('RssFile'), threads: status?.Threads ?? null };
 }
 
 async function benchRssAtScale(work: string, pdf: string, texts: string[], chunks: number, options: { serverScript: string; pdfPages: number; uploadConcurrency: number }, log: (line: string) => void): Promise<RssAtScale> {
@@ -552,7 +544,7 @@ async function benchRssAtScale(work: string, pdf: string, texts: string[], chunk
       ingested: { pdfPages: options.pdfPages, textFiles: texts.length, chunks: stats.chunks - chunks },
       searches: queries.length,
       peakRssMiB: { boot, afterIngest, afterSearch },
-      end: procStatus(pid),
+      end: memoryNow(pid),
       target: { maxMB: RSS_TARGET_MB, pass: peak * 1.048576 < RSS_TARGET_MB },
       howMeasured:
         `${chunks} synthetic chunks (bench/search.ts corpus) and low-rank vectors written into SQLite and the HNSW file, as the service finds them at boot; ` +
