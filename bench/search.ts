@@ -6,8 +6,8 @@
  * much of exhaustive bm25's top 10 the planned match keeps among its candidates.
  * Chunks: Zipf-distributed words over a 30k vocabulary topped by English function words; vectors:
  * low-rank random unit vectors of the embedder's dimension (the embedder passed in, 384 dimensions,
- * embeds the queries: `npm run bench` passes the int8 MiniLM-shape model). Queries: "specific" (content words of one chunk) and "vague" (words drawn as they
- * occur, so mostly common ones).
+ * embeds the queries: `npm run bench` passes the int8 MiniLM-shape model). Queries: "specific"
+ * (content words of one chunk) and "vague" (words drawn as they occur, so mostly common ones).
  * Alone: `npx tsx bench/search.ts`; BENCH_SEARCH_SIZES (default 10000,100000), BENCH_SEARCH_QUERIES (default 300).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
