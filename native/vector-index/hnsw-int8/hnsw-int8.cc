@@ -1,0 +1,339 @@
+// hnswlib's HNSW graph with each vector stored as int8 (a quarter of float32) for cosine search.
+// hnswlib-node, the binding we used before, fixes the element type to float32: 1,536 bytes per
+// 384-d vector, 146 MiB at 100k chunks. Here a vector is 388 bytes and the graph code is hnswlib's own.
+#include <napi.h>
+#include <hnswlib/hnswlib.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using Graph = hnswlib::HierarchicalNSW<float>;
+
+// A stored vector: `dim` int8 components scaled so that the largest magnitude is 127 (per-vector
+// scale keeps ~7 bits for every vector, where a fixed scale leaves short components at 2-3 bits),
+// then the float 1/|q|. Cosine is scale-free, so the scale itself need not be kept.
+class Int8CosineSpace final : public hnswlib::SpaceInterface<float> {
+ public:
+  explicit Int8CosineSpace(size_t dim) : dim_(dim) {}
+
+  size_t get_data_size() override { return dim_ + sizeof(float); }
+  hnswlib::DISTFUNC<float> get_dist_func() override { return &Distance; }
+  void* get_dist_func_param() override { return &dim_; }
+  size_t dim() const { return dim_; }
+
+  // Writes get_data_size() bytes; false when the vector has a non-finite component.
+  bool Quantise(const float* v, uint8_t* out) const {
+    float largest = 0.0f;
+    for (size_t i = 0; i < dim_; ++i) {
+      if (!std::isfinite(v[i])) return false;
+      largest = std::max(largest, std::fabs(v[i]));
+    }
+    auto* q = reinterpret_cast<int8_t*>(out);
+    int64_t square = 0;
+    const float scale = largest > 0.0f ? 127.0f / largest : 0.0f;
+    for (size_t i = 0; i < dim_; ++i) {
+      const long rounded = std::lrintf(v[i] * scale);
+      q[i] = static_cast<int8_t>(std::max(-127L, std::min(127L, rounded)));
+      square += int64_t(q[i]) * q[i];
+    }
+    const float inverse = square > 0 ? 1.0f / std::sqrt(static_cast<float>(square)) : 0.0f;
+    std::memcpy(out + dim_, &inverse, sizeof inverse);
+    return true;
+  }
+
+ private:
+  // 1 - cosine. |dot| <= dim * 127^2 fits int32 for any dimension up to 133k.
+  static float Distance(const void* a, const void* b, const void* param) {
+    const size_t dim = *static_cast<const size_t*>(param);
+    const auto* x = static_cast<const int8_t*>(a);
+    const auto* y = static_cast<const int8_t*>(b);
+    int32_t dot = 0;
+    for (size_t i = 0; i < dim; ++i) dot += int32_t(x[i]) * int32_t(y[i]);
+    float inverse_x, inverse_y;
+    std::memcpy(&inverse_x, x + dim, sizeof inverse_x);
+    std::memcpy(&inverse_y, y + dim, sizeof inverse_y);
+    return 1.0f - static_cast<float>(dot) * inverse_x * inverse_y;
+  }
+
+  size_t dim_;
+};
+
+class Index : public Napi::ObjectWrap<Index> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "Int8HnswIndex", {
+      InstanceMethod("initIndex", &Index::InitIndex),
+      InstanceMethod("readIndex", &Index::ReadIndex),
+      InstanceMethod("writeIndex", &Index::WriteIndex),
+      InstanceMethod("resizeIndex", &Index::ResizeIndex),
+      InstanceMethod("addPoint", &Index::AddPoint),
+      InstanceMethod("markDelete", &Index::MarkDelete),
+      InstanceMethod("unmarkDelete", &Index::UnmarkDelete),
+      InstanceMethod("searchKnn", &Index::SearchKnn),
+      InstanceMethod("setEf", &Index::SetEf),
+      InstanceMethod("getIdsList", &Index::GetIdsList),
+      InstanceMethod("getCurrentCount", &Index::GetCurrentCount),
+      InstanceMethod("getMaxElements", &Index::GetMaxElements),
+      InstanceMethod("getNumDimensions", &Index::GetNumDimensions),
+    });
+  }
+
+  explicit Index(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Index>(info) {
+    const size_t dim = Size(info, 0, "dimension");
+    if (dim == 0 || dim > 65536) throw Napi::RangeError::New(info.Env(), "dimension must be 1..65536");
+    space_ = std::make_unique<Int8CosineSpace>(dim);
+  }
+
+  // Called on the main thread when a background read finishes.
+  void Adopt(std::unique_ptr<Graph> graph) { graph_ = std::move(graph); }
+  Int8CosineSpace* space() { return space_.get(); }
+  Graph* graph() { return graph_.get(); }
+  std::atomic<bool>& busy() { return busy_; }
+
+ private:
+  static size_t Size(const Napi::CallbackInfo& info, size_t at, const char* name) {
+    if (info.Length() <= at || !info[at].IsNumber()) throw Napi::TypeError::New(info.Env(), std::string(name) + " must be a number");
+    const double value = info[at].As<Napi::Number>().DoubleValue();
+    if (!(value >= 0) || value > 9007199254740991.0 || std::floor(value) != value)
+      throw Napi::RangeError::New(info.Env(), std::string(name) + " must be a non-negative integer");
+    return static_cast<size_t>(value);
+  }
+
+  static bool Flag(const Napi::CallbackInfo& info, size_t at) {
+    return info.Length() > at && info[at].IsBoolean() && info[at].As<Napi::Boolean>().Value();
+  }
+
+  Graph& Ready(const Napi::Env& env) {
+    if (!graph_) throw Napi::Error::New(env, "index is not initialised");
+    return *graph_;
+  }
+
+  // Changes are refused while a save reads the graph on another thread (the caller queues them).
+  Graph& Writable(const Napi::Env& env) {
+    if (busy_) throw Napi::Error::New(env, "index is being saved or loaded");
+    return Ready(env);
+  }
+
+  std::vector<uint8_t> Quantised(const Napi::CallbackInfo& info, size_t at) {
+    if (info.Length() <= at || !info[at].IsTypedArray() || info[at].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array)
+      throw Napi::TypeError::New(info.Env(), "vector must be a Float32Array");
+    auto vector = info[at].As<Napi::Float32Array>();
+    if (vector.ElementLength() != space_->dim())
+      throw Napi::RangeError::New(info.Env(), "vector has " + std::to_string(vector.ElementLength()) + " dimensions, the index " + std::to_string(space_->dim()));
+    std::vector<uint8_t> data(space_->get_data_size());
+    if (!space_->Quantise(vector.Data(), data.data())) throw Napi::RangeError::New(info.Env(), "vector has a non-finite component");
+    return data;
+  }
+
+  template <typename F>
+  static auto Guard(const Napi::Env& env, F&& body) -> decltype(body()) {
+    try {
+      return body();
+    } catch (const Napi::Error&) {
+      throw;
+    } catch (const std::exception& error) {
+      throw Napi::Error::New(env, error.what());
+    }
+  }
+
+  Napi::Value InitIndex(const Napi::CallbackInfo& info) {
+    if (busy_) throw Napi::Error::New(info.Env(), "index is being saved or loaded");
+    const size_t max_elements = Size(info, 0, "maxElements");
+    const size_t m = Size(info, 1, "m");
+    const size_t ef_construction = Size(info, 2, "efConstruction");
+    const size_t seed = Size(info, 3, "randomSeed");
+    const bool allow_replace_deleted = Flag(info, 4);
+    if (m < 2 || m > 256) throw Napi::RangeError::New(info.Env(), "m must be 2..256");
+    Guard(info.Env(), [&] {
+      graph_ = std::make_unique<Graph>(space_.get(), std::max<size_t>(max_elements, 1), m, ef_construction, seed, allow_replace_deleted);
+      return 0;
+    });
+    return info.Env().Undefined();
+  }
+
+  Napi::Value ReadIndex(const Napi::CallbackInfo& info);
+  Napi::Value WriteIndex(const Napi::CallbackInfo& info);
+
+  Napi::Value ResizeIndex(const Napi::CallbackInfo& info) {
+    Graph& graph = Writable(info.Env());
+    const size_t max_elements = Size(info, 0, "maxElements");
+    if (max_elements < graph.cur_element_count) throw Napi::RangeError::New(info.Env(), "maxElements is below the current count");
+    Guard(info.Env(), [&] {
+      graph.resizeIndex(max_elements);
+      return 0;
+    });
+    return info.Env().Undefined();
+  }
+
+  Napi::Value AddPoint(const Napi::CallbackInfo& info) {
+    Graph& graph = Writable(info.Env());
+    const std::vector<uint8_t> data = Quantised(info, 0);
+    const size_t label = Size(info, 1, "label");
+    const bool replace_deleted = Flag(info, 2);
+    Guard(info.Env(), [&] {
+      graph.addPoint(data.data(), label, replace_deleted);
+      return 0;
+    });
+    return info.Env().Undefined();
+  }
+
+  Napi::Value MarkDelete(const Napi::CallbackInfo& info) {
+    Graph& graph = Writable(info.Env());
+    const size_t label = Size(info, 0, "label");
+    Guard(info.Env(), [&] {
+      graph.markDelete(label);
+      return 0;
+    });
+    return info.Env().Undefined();
+  }
+
+  Napi::Value UnmarkDelete(const Napi::CallbackInfo& info) {
+    Graph& graph = Writable(info.Env());
+    const size_t label = Size(info, 0, "label");
+    Guard(info.Env(), [&] {
+      graph.unmarkDelete(label);
+      return 0;
+    });
+    return info.Env().Undefined();
+  }
+
+  // Searching only reads the graph, so it may run while a save writes it out.
+  Napi::Value SearchKnn(const Napi::CallbackInfo& info) {
+    Graph& graph = Ready(info.Env());
+    const std::vector<uint8_t> query = Quantised(info, 0);
+    const size_t k = Size(info, 1, "k");
+    auto found = Guard(info.Env(), [&] { return graph.searchKnn(query.data(), k); });
+    const size_t n = found.size();
+    Napi::Env env = info.Env();
+    auto neighbors = Napi::Array::New(env, n);
+    auto distances = Napi::Array::New(env, n);
+    for (size_t i = n; i-- > 0; found.pop()) {  // the queue yields the farthest first
+      neighbors.Set(i, Napi::Number::New(env, static_cast<double>(found.top().second)));
+      distances.Set(i, Napi::Number::New(env, found.top().first));
+    }
+    auto result = Napi::Object::New(env);
+    result.Set("neighbors", neighbors);
+    result.Set("distances", distances);
+    return result;
+  }
+
+  Napi::Value SetEf(const Napi::CallbackInfo& info) {
+    Ready(info.Env()).setEf(Size(info, 0, "ef"));
+    return info.Env().Undefined();
+  }
+
+  // Every label in the graph, including those marked deleted.
+  Napi::Value GetIdsList(const Napi::CallbackInfo& info) {
+    Graph& graph = Ready(info.Env());
+    auto labels = Napi::Array::New(info.Env(), graph.label_lookup_.size());
+    uint32_t at = 0;
+    for (const auto& entry : graph.label_lookup_) labels.Set(at++, Napi::Number::New(info.Env(), static_cast<double>(entry.first)));
+    return labels;
+  }
+
+  Napi::Value GetCurrentCount(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), graph_ ? static_cast<double>(graph_->cur_element_count) : 0);
+  }
+
+  Napi::Value GetMaxElements(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), graph_ ? static_cast<double>(graph_->max_elements_) : 0);
+  }
+
+  Napi::Value GetNumDimensions(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(space_->dim()));
+  }
+
+  std::unique_ptr<Int8CosineSpace> space_;
+  std::unique_ptr<Graph> graph_;
+  std::atomic<bool> busy_{false};
+};
+
+// Reading and writing run on libuv's pool so that a 50 MB index never stalls the event loop.
+class FileWork : public Napi::AsyncWorker {
+ public:
+  FileWork(Napi::Env env, Index* index, Napi::Object self, std::string path, bool write, bool allow_replace_deleted)
+      : Napi::AsyncWorker(env, write ? "hnsw-int8:write" : "hnsw-int8:read"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        index_(index),
+        path_(std::move(path)),
+        write_(write),
+        allow_replace_deleted_(allow_replace_deleted) {
+    self_ = Napi::Persistent(self);
+  }
+
+  Napi::Promise Promise() { return deferred_.Promise(); }
+
+  void Execute() override {
+    try {
+      if (write_) {
+        Graph* graph = index_->graph();
+        graph->saveIndex(path_);  // hnswlib does not check its stream: a full disk shows as a short file
+        std::ifstream written(path_, std::ios::binary | std::ios::ate);
+        if (!written || static_cast<size_t>(written.tellg()) != graph->indexFileSize()) throw std::runtime_error("index file was not written in full");
+        return;
+      }
+      Int8CosineSpace* space = index_->space();
+      loaded_ = std::make_unique<Graph>(space, path_, false, 0, allow_replace_deleted_);
+      // hnswlib's file does not record the element type: reject a file written for another one.
+      if (loaded_->size_data_per_element_ != loaded_->size_links_level0_ + space->get_data_size() + sizeof(hnswlib::labeltype))
+        throw std::runtime_error("index file holds vectors of another type or dimension");
+    } catch (const std::exception& error) {
+      SetError(error.what());
+    }
+  }
+
+  void OnOK() override {
+    index_->busy() = false;
+    if (loaded_) index_->Adopt(std::move(loaded_));
+    deferred_.Resolve(Env().Undefined());
+  }
+
+  void OnError(const Napi::Error& error) override {
+    index_->busy() = false;
+    deferred_.Reject(error.Value());
+  }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  Napi::ObjectReference self_;  // keeps the index alive until the work ends
+  Index* index_;
+  std::string path_;
+  bool write_;
+  bool allow_replace_deleted_;
+  std::unique_ptr<Graph> loaded_;
+};
+
+Napi::Value Index::ReadIndex(const Napi::CallbackInfo& info) {
+  if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(info.Env(), "path must be a string");
+  if (busy_.exchange(true)) throw Napi::Error::New(info.Env(), "index is being saved or loaded");
+  auto* work = new FileWork(info.Env(), this, info.This().As<Napi::Object>(), info[0].As<Napi::String>(), false, Flag(info, 1));
+  work->Queue();
+  return work->Promise();
+}
+
+Napi::Value Index::WriteIndex(const Napi::CallbackInfo& info) {
+  if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(info.Env(), "path must be a string");
+  Ready(info.Env());
+  if (busy_.exchange(true)) throw Napi::Error::New(info.Env(), "index is being saved or loaded");
+  auto* work = new FileWork(info.Env(), this, info.This().As<Napi::Object>(), info[0].As<Napi::String>(), true, false);
+  work->Queue();
+  return work->Promise();
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("Int8HnswIndex", Index::Define(env));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(hnsw_int8, Init)

@@ -1,0 +1,24 @@
+/** hnswlib's HNSW graph over int8-quantised cosine vectors; the method names follow hnswlib-node's. */
+declare namespace addon {
+  class Int8HnswIndex {
+    constructor(dimension: number);
+    initIndex(maxElements: number, m: number, efConstruction: number, randomSeed: number, allowReplaceDeleted: boolean): void;
+    /** Loads on libuv's pool; the index refuses changes until it settles. */
+    readIndex(path: string, allowReplaceDeleted: boolean): Promise<void>;
+    /** Saves on libuv's pool; searches may run meanwhile, changes are refused until it settles. */
+    writeIndex(path: string): Promise<void>;
+    resizeIndex(maxElements: number): void;
+    addPoint(vector: Float32Array, label: number, replaceDeleted?: boolean): void;
+    markDelete(label: number): void;
+    unmarkDelete(label: number): void;
+    /** Nearest first; distance = 1 - cosine of the quantised vectors. */
+    searchKnn(vector: Float32Array, k: number): { neighbors: number[]; distances: number[] };
+    setEf(ef: number): void;
+    /** Every label in the graph, including those marked deleted. */
+    getIdsList(): number[];
+    getCurrentCount(): number;
+    getMaxElements(): number;
+    getNumDimensions(): number;
+  }
+}
+export = addon;
