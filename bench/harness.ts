@@ -11,10 +11,12 @@ import { fileURLToPath } from 'node:url';
 import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD } from '../core/config.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-/** The secrets every bench service boots with. */
 /** What `npm start` and systemd/hearth.service set for the service: the benches run it as deployed. */
 export const DEPLOYED_ENV = { MALLOC_ARENA_MAX: '2' };
+/** Node flags of `npm start` and the systemd unit; startService gives them to every child, references included. */
+export const DEPLOYED_NODE_ARGS = ['--optimize-for-size'];
 
+/** The secrets every bench service boots with. */
 export const BENCH_SECRETS = { JWT_SECRET_KEY: 'bench-secret-that-is-long-enough-for-hs256-signing', MFA_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') };
 
 // --- the service as a child process ---
@@ -34,7 +36,7 @@ export async function freePort(): Promise<number> {
 }
 
 export interface StartOptions {
-  /** Extra node flags (CPU profiling). */
+  /** Node flags besides DEPLOYED_NODE_ARGS (CPU profiling). */
   nodeArgs?: string[];
   /** Who it is, in error messages. */
   name?: string;
@@ -55,7 +57,7 @@ export async function startService(script: string, env: Record<string, string>, 
   const port = await freePort();
   const base: Record<string, string> = {};
   for (const key of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[key]) base[key] = process.env[key]!;
-  const child = spawn(process.execPath, [...nodeArgs, script], { cwd: ROOT, env: { ...base, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...DEPLOYED_NODE_ARGS, ...nodeArgs, script], { cwd: ROOT, env: { ...base, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-8000);

@@ -173,6 +173,23 @@ describe('firmware profiles', () => {
   });
 });
 
+describe('deployment', () => {
+  it('npm start and the systemd unit run node with the same flags and environment as the benches measure', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { DEPLOYED_ENV, DEPLOYED_NODE_ARGS } = await import('../bench/harness.js');
+    const root = path.join(import.meta.dirname, '..');
+    const start: string = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start;
+    const unit = readFileSync(path.join(root, 'systemd', 'hearth.service'), 'utf8');
+    const flags = DEPLOYED_NODE_ARGS.join(' ');
+    expect(start).toContain(`node ${flags} dist/server.js`);
+    expect(unit).toMatch(new RegExp(`^ExecStart=/usr/bin/node ${flags} /opt/hearth/dist/server\\.js$`, 'm'));
+    for (const [name, value] of Object.entries(DEPLOYED_ENV)) {
+      expect(start).toContain(`${name}=\${${name}:-${value}}`);
+      expect(unit).toMatch(new RegExp(`^Environment=${name}=${value}$`, 'm'));
+    }
+  });
+});
+
 describe('password reset configuration', () => {
   it('defaults to 10 a minute with bursts of 20, and no PUBLIC_URL', () => {
     const config = load(base());
