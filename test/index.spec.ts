@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -66,6 +66,34 @@ describe('the vector index', () => {
     const search = await t.request({ method: 'POST', url: '/api/search', token: (await t.login()).access, payload: { query: 'manual', mode: 'vector' } });
     expect(search.statusCode).toBe(200);
     expect(search.json().results.length).toBeGreaterThan(0);
+  });
+});
+
+describe('upgrading from the float32 index (sidecar format 1)', () => {
+  it('discards the old file at the next start and embeds every chunk again in the background; keywords answer meanwhile', async () => {
+    const modelDir = mkdtempSync(path.join(os.tmpdir(), 'hearth-index-models-'));
+    await installTinyEmbeddingModel(modelDir);
+    t = await startApp({ MODEL_DIR: modelDir });
+    await ingestPdfs(t, 2, 4);
+    const before = await stats(t);
+    await t.app.close();
+    // What the earlier release left: its sidecar said format 1 and its data file held float32 vectors.
+    const indexDir = path.join(t.dataDir, 'index');
+    const sidecarName = readdirSync(indexDir).find((name) => name.endsWith('.hnsw.json'))!;
+    const sidecar = JSON.parse(readFileSync(path.join(indexDir, sidecarName), 'utf8'));
+    writeFileSync(path.join(indexDir, sidecarName), JSON.stringify({ ...sidecar, format: 1 }));
+
+    t = await startApp({ MODEL_DIR: modelDir }, t.dataDir, true);
+    expect(t.logs()).toMatch(/saved vector index not used.*unreadable or unknown sidecar|unreadable or unknown sidecar.*saved vector index not used/);
+    const viewer = (await t.userWithRole('viewer')).access;
+    const keyword = await t.request({ method: 'POST', url: '/api/search', token: viewer, payload: { query: 'report', mode: 'keyword' } });
+    expect(keyword.json().results.length).toBeGreaterThan(0);
+    await t.app.jobs.idle();
+    const jobs = (await t.request({ method: 'GET', url: '/api/jobs', token: viewer })).json().jobs;
+    expect(jobs).toContainEqual(expect.objectContaining({ type: 'index.embed', state: 'succeeded' }));
+    expect(await stats(t)).toMatchObject({ chunks: before.chunks, vectors: before.chunks, stale_chunks: 0, model_id: before.model_id });
+    const vector = await t.request({ method: 'POST', url: '/api/search', token: viewer, payload: { query: 'report', mode: 'vector' } });
+    expect(vector.json().results.length).toBeGreaterThan(0);
   });
 });
 

@@ -83,6 +83,7 @@ export class IndexService {
 
   private async serve(embedder: Embedder, base: string): Promise<void> {
     const vectors = await openVectorIndex({ file: path.join(this.dir, base), dimension: embedder.dimension, modelId: embedder.modelId });
+    if (vectors.discarded) this.log.warn({ reason: vectors.discarded }, 'saved vector index not used: its chunks are embedded again in the background');
     await this.reconcile(vectors, embedder.modelId);
     this.searchIndex.swap({ embedder, vectors });
   }
