@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -203,6 +203,18 @@ describe('HNSW vector index', () => {
     // A sidecar claiming another dimension for this file: the addon checks the file's element size itself.
     writeFileSync(`${file}.json`, JSON.stringify({ ...sidecar, dimension: DIM * 2 }));
     expect((await open('model-a@1', DIM * 2)).discarded).toMatch(/another type or dimension/);
+  });
+
+  it('a save that cannot be written in full (a full disk) fails and leaves the previous save in force', async () => {
+    const index = await open();
+    index.add([1], [vectorOf(1)]);
+    await index.save();
+    index.add([2], [vectorOf(2)]);
+    symlinkSync('/dev/full', path.join(dir, 'vectors.hnsw.2')); // every write to it fails with ENOSPC
+    await expect(index.save()).rejects.toThrow(/not written in full/);
+    expect(JSON.parse(readFileSync(`${file}.json`, 'utf8')).generation).toBe(1);
+    const reopened = await open();
+    expect(reopened.labels()).toEqual([1]);
   });
 
   it('applies changes made during a save once the save has finished', async () => {
