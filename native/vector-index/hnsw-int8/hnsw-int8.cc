@@ -18,6 +18,8 @@ namespace {
 
 using Graph = hnswlib::HierarchicalNSW<float>;
 
+constexpr const char* kBusy = "index is being saved or loaded";
+
 // A stored vector: `dim` int8 components scaled so that the largest magnitude is 127 (per-vector
 // scale keeps ~7 bits for every vector, where a fixed scale leaves short components at 2-3 bits),
 // then the float 1/|q|. Cosine is scale-free, so the scale itself need not be kept.
@@ -118,8 +120,12 @@ class Index : public Napi::ObjectWrap<Index> {
   }
 
   // Changes are refused while a save reads the graph on another thread (the caller queues them).
+  void Idle(const Napi::Env& env) const {
+    if (busy_) throw Napi::Error::New(env, kBusy);
+  }
+
   Graph& Writable(const Napi::Env& env) {
-    if (busy_) throw Napi::Error::New(env, "index is being saved or loaded");
+    Idle(env);
     return Ready(env);
   }
 
@@ -146,7 +152,7 @@ class Index : public Napi::ObjectWrap<Index> {
   }
 
   Napi::Value InitIndex(const Napi::CallbackInfo& info) {
-    if (busy_) throw Napi::Error::New(info.Env(), "index is being saved or loaded");
+    Idle(info.Env());
     const size_t max_elements = Size(info, 0, "maxElements");
     const size_t m = Size(info, 1, "m");
     const size_t ef_construction = Size(info, 2, "efConstruction");
@@ -155,22 +161,19 @@ class Index : public Napi::ObjectWrap<Index> {
     if (m < 2 || m > 256) throw Napi::RangeError::New(info.Env(), "m must be 2..256");
     Guard(info.Env(), [&] {
       graph_ = std::make_unique<Graph>(space_.get(), std::max<size_t>(max_elements, 1), m, ef_construction, seed, allow_replace_deleted);
-      return 0;
     });
     return info.Env().Undefined();
   }
 
-  Napi::Value ReadIndex(const Napi::CallbackInfo& info);
-  Napi::Value WriteIndex(const Napi::CallbackInfo& info);
+  Napi::Value ReadIndex(const Napi::CallbackInfo& info) { return QueueFileWork(info, false, Flag(info, 1)); }
+  Napi::Value WriteIndex(const Napi::CallbackInfo& info) { return QueueFileWork(info, true, false); }
+  Napi::Value QueueFileWork(const Napi::CallbackInfo& info, bool write, bool allow_replace_deleted);
 
   Napi::Value ResizeIndex(const Napi::CallbackInfo& info) {
     Graph& graph = Writable(info.Env());
     const size_t max_elements = Size(info, 0, "maxElements");
     if (max_elements < graph.cur_element_count) throw Napi::RangeError::New(info.Env(), "maxElements is below the current count");
-    Guard(info.Env(), [&] {
-      graph.resizeIndex(max_elements);
-      return 0;
-    });
+    Guard(info.Env(), [&] { graph.resizeIndex(max_elements); });
     return info.Env().Undefined();
   }
 
@@ -179,30 +182,17 @@ class Index : public Napi::ObjectWrap<Index> {
     const std::vector<uint8_t> data = Quantised(info, 0);
     const size_t label = Size(info, 1, "label");
     const bool replace_deleted = Flag(info, 2);
-    Guard(info.Env(), [&] {
-      graph.addPoint(data.data(), label, replace_deleted);
-      return 0;
-    });
+    Guard(info.Env(), [&] { graph.addPoint(data.data(), label, replace_deleted); });
     return info.Env().Undefined();
   }
 
-  Napi::Value MarkDelete(const Napi::CallbackInfo& info) {
-    Graph& graph = Writable(info.Env());
-    const size_t label = Size(info, 0, "label");
-    Guard(info.Env(), [&] {
-      graph.markDelete(label);
-      return 0;
-    });
-    return info.Env().Undefined();
-  }
+  Napi::Value MarkDelete(const Napi::CallbackInfo& info) { return ChangeLabel(info, &Graph::markDelete); }
+  Napi::Value UnmarkDelete(const Napi::CallbackInfo& info) { return ChangeLabel(info, &Graph::unmarkDelete); }
 
-  Napi::Value UnmarkDelete(const Napi::CallbackInfo& info) {
+  Napi::Value ChangeLabel(const Napi::CallbackInfo& info, void (Graph::*change)(hnswlib::labeltype)) {
     Graph& graph = Writable(info.Env());
     const size_t label = Size(info, 0, "label");
-    Guard(info.Env(), [&] {
-      graph.unmarkDelete(label);
-      return 0;
-    });
+    Guard(info.Env(), [&] { (graph.*change)(label); });
     return info.Env().Undefined();
   }
 
@@ -312,19 +302,11 @@ class FileWork : public Napi::AsyncWorker {
   std::unique_ptr<Graph> loaded_;
 };
 
-Napi::Value Index::ReadIndex(const Napi::CallbackInfo& info) {
+Napi::Value Index::QueueFileWork(const Napi::CallbackInfo& info, bool write, bool allow_replace_deleted) {
   if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(info.Env(), "path must be a string");
-  if (busy_.exchange(true)) throw Napi::Error::New(info.Env(), "index is being saved or loaded");
-  auto* work = new FileWork(info.Env(), this, info.This().As<Napi::Object>(), info[0].As<Napi::String>(), false, Flag(info, 1));
-  work->Queue();
-  return work->Promise();
-}
-
-Napi::Value Index::WriteIndex(const Napi::CallbackInfo& info) {
-  if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(info.Env(), "path must be a string");
-  Ready(info.Env());
-  if (busy_.exchange(true)) throw Napi::Error::New(info.Env(), "index is being saved or loaded");
-  auto* work = new FileWork(info.Env(), this, info.This().As<Napi::Object>(), info[0].As<Napi::String>(), true, false);
+  if (write) Ready(info.Env());
+  if (busy_.exchange(true)) throw Napi::Error::New(info.Env(), kBusy);
+  auto* work = new FileWork(info.Env(), this, info.This().As<Napi::Object>(), info[0].As<Napi::String>(), write, allow_replace_deleted);
   work->Queue();
   return work->Promise();
 }
