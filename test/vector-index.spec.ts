@@ -189,6 +189,7 @@ describe('HNSW vector index', () => {
     const broken = vectorOf(2);
     broken[3] = Number.NaN;
     expect(() => index.add([2], [broken])).toThrow(/non-finite/);
+    expect(() => index.add([3, 2], [vectorOf(3), broken])).toThrow(/non-finite/); // nothing of the batch goes in
     expect(() => index.search(broken, 1)).toThrow(/non-finite/);
     expect(index.labels()).toEqual([1]);
   });

@@ -106,7 +106,7 @@ export class HnswVectorIndex implements VectorIndex {
 
   add(labels: number[], vectors: Float32Array[]): void {
     if (labels.length !== vectors.length) throw new Error(`add: ${labels.length} labels but ${vectors.length} vectors`);
-    for (const vector of vectors) this.checkDimension(vector);
+    for (const vector of vectors) this.checkVector(vector); // the whole batch before any of it goes in
     this.mutate(() => {
       this.ensureCapacity(labels.length);
       labels.forEach((label, i) => this.addOne(label, vectors[i]));
@@ -120,7 +120,7 @@ export class HnswVectorIndex implements VectorIndex {
   }
 
   search(vector: Float32Array, k: number): Array<{ label: number; score: number }> {
-    this.checkDimension(vector);
+    this.checkVector(vector);
     const n = Math.min(Math.floor(k), this.live.size);
     if (n <= 0) return [];
     const ef = Math.max(HNSW_PARAMETERS.efSearch, n);
@@ -203,8 +203,9 @@ export class HnswVectorIndex implements VectorIndex {
     if (needed > capacity) this.index.resizeIndex(Math.max(needed, capacity * 2));
   }
 
-  private checkDimension(vector: Float32Array): void {
+  private checkVector(vector: Float32Array): void {
     if (vector.length !== this.dimension) throw new Error(`vector has ${vector.length} dimensions, the index ${this.dimension}`);
+    if (!vector.every(Number.isFinite)) throw new Error('vector has a non-finite component');
   }
 }
 
