@@ -55,13 +55,14 @@ import { toSource } from '../plugins/chat/service.js';
 import { fitPrompt, reservedCompletion, type TokenBudget } from '../plugins/chat/token-budget.js';
 import type { SearchResult } from '../plugins/retrieval/service.js';
 import { insertDocuments } from '../test/fixtures/search-data.js';
+import { STORIES_GGUF } from '../test/fixtures/models.js';
 import { readEventStream } from '../test/fixtures/sse.js';
 import { installTinyEmbeddingModel } from '../test/fixtures/tiny-embedding-model.js';
 import { BENCH_SECRETS, DEPLOYED_ENV, login, ROOT, type Service, startService, stats, type Stats, stopService } from './harness.js';
 import { lowRankVectors, queriesFrom, rng, syntheticDocuments } from './search.js';
 
 export const CHAT_OVERHEAD_TARGET_MS = 50;
-const DEFAULT_GGUF = path.resolve(ROOT, '..', 'shared', 'models', 'stories260K', 'stories260K.gguf');
+const DEFAULT_GGUF = STORIES_GGUF;
 /** What the chat asks retrieval for by default (plugins/chat/service.ts CHAT_DEFAULT_K, mode hybrid). */
 const CHAT_K = 5;
 const FIXED_PROMPT_MAX_TOKENS = 128;

@@ -5,6 +5,7 @@ import { GeneratorBusyError, importLlm, type ChatMessage } from '../native/llm/i
 import { buildMessages } from '../plugins/chat/prompt.js';
 import { reservedCompletion } from '../plugins/chat/token-budget.js';
 import { startWithCorpus } from './fixtures/chat-corpus.js';
+import { STORIES_GGUF } from './fixtures/models.js';
 import { parseEventStream } from './fixtures/sse.js';
 import type { TestApp } from './helpers.js';
 
@@ -16,7 +17,7 @@ import type { TestApp } from './helpers.js';
 const SSE = { accept: 'text/event-stream' };
 const LANTERN = 'When was the copper lantern replaced?';
 const BOTH = 'Tell me about the lantern, the dredger, the basin and the orchard trees';
-const STORIES = path.resolve(import.meta.dirname, '../../shared/models/stories260K/stories260K.gguf');
+const STORIES = STORIES_GGUF;
 
 let t: TestApp;
 let viewer: string;

@@ -17,11 +17,12 @@ import {
   type Generator,
 } from '../native/llm/index.js';
 import { main as modelsCli } from '../scripts/models.js';
+import { STORIES_GGUF } from './fixtures/models.js';
 import { OpenAIWireServer } from './fixtures/openai-wire-server.js';
 import { installTinyEmbeddingModel } from './fixtures/tiny-embedding-model.js';
 import { startApp, TEST_JWT_SECRET, TEST_MFA_KEY, type TestApp } from './helpers.js';
 
-const STORIES = path.resolve(import.meta.dirname, '../../shared/models/stories260K/stories260K.gguf');
+const STORIES = STORIES_GGUF;
 const KEY = 'sk-hearth-test-3f9a1c7e5b2d8046';
 const story: ChatMessage[] = [{ role: 'user', content: 'Once upon a time' }];
 
