@@ -1,13 +1,16 @@
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { ownerOnlyNewFiles, tightenDataFolders } from './owner-only.js';
 
 /** Entry point: config, app, listen; SIGTERM/SIGINT finish in-flight requests and close the database. */
 async function main(): Promise<void> {
+  ownerOnlyNewFiles(); // before anything is written: generated secrets, the database, the index
   let config;
   let app;
   try {
     config = loadConfig();
+    config.notices.push(...tightenDataFolders(config));
     // Plugins validate the settings they own (licence keys, job store) while the app is built.
     app = await buildApp({ config });
   } catch (error) {

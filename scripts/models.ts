@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { ownerOnlyNewFiles, tightenFolder } from '../core/owner-only.js';
 import {
   DEFAULT_HUB_URL,
   DEFAULT_PRESET,
@@ -168,5 +169,13 @@ export async function main(argv: string[], out = (line: string) => console.log(l
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  // Models go where the service reads them: owner-only like everything else under MODEL_DIR (run this as the service's user).
+  ownerOnlyNewFiles();
+  try {
+    const notice = tightenFolder(modelDirFromEnv(), 'MODEL_DIR');
+    if (notice) console.error(`models: ${notice}`);
+  } catch (error) {
+    console.error(`models: warning: MODEL_DIR ${(error as Error).message}`);
+  }
   process.exitCode = await main(process.argv.slice(2));
 }

@@ -1,11 +1,15 @@
-import { existsSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD } from '../core/config.js';
-import { cleanupServices, ensureBuilt, exitWithin, listening, startService, tempDir, waitFor } from './fixtures/service-process.js';
+import { prose } from './fixtures/documents.js';
+import { multipartBody } from './fixtures/multipart.js';
+import { ROOT, cleanupServices, ensureBuilt, exitWithin, listening, startService, tempDir, waitFor } from './fixtures/service-process.js';
+import { TINY_MODEL_ID, buildTinyEmbeddingModel } from './fixtures/tiny-embedding-model.js';
 
 /**
  * The built service as a real process: `node dist/server.js`, real sockets, real signals.
@@ -135,5 +139,65 @@ describe('node dist/server.js', () => {
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
     }
+  });
+});
+
+/** Every file and folder under `root` (root included) whose mode gives group or other any access. */
+function openToOthers(root: string): string[] {
+  const found: string[] = [];
+  const visit = (file: string) => {
+    const stat = lstatSync(file);
+    if (stat.mode & 0o077) found.push(`${path.relative(root, file) || '.'} ${(stat.mode & 0o777).toString(8)}`);
+    if (stat.isDirectory()) for (const name of readdirSync(file)) visit(path.join(file, name));
+  };
+  visit(root);
+  return found;
+}
+
+describe('files the service and the models CLI write', () => {
+  it('are owner-only: pre-existing 0755 DATA_DIR and MODEL_DIR are tightened with a log line; the database, its WAL, the index and models are 0600/0700', async () => {
+    // As an installer or a volume leaves them; this test process keeps its usual umask (022), which the CLI and the service inherit.
+    const dataDir = tempDir();
+    const modelDir = tempDir();
+    chmodSync(dataDir, 0o755);
+    chmodSync(modelDir, 0o755);
+    const modelSource = await buildTinyEmbeddingModel(path.join(tempDir(), 'tiny-model'));
+
+    const cli = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'models.js'), 'import', modelSource], { env: { PATH: process.env.PATH, MODEL_DIR: modelDir }, encoding: 'utf8' });
+    expect(cli.status, cli.stderr).toBe(0);
+    expect(cli.stderr).toContain(`MODEL_DIR ${modelDir} was open to group/other (mode 0755): tightened to 0700`);
+    expect(openToOthers(modelDir)).toEqual([]);
+
+    const service = startService({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, MODEL_DIR: modelDir, LOG_LEVEL: 'INFO' });
+    const baseUrl = await listening(service);
+    expect(service.logs().find((entry) => entry.msg === `DATA_DIR ${dataDir} was open to group/other (mode 0755): tightened to 0700`)).toMatchObject({ level: 40 });
+
+    const login = await fetch(`${baseUrl}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password: DOCUMENTED_DEFAULT_ADMIN_PASSWORD }),
+    });
+    const { access_token: token } = (await login.json()) as { access_token: string };
+    const authorization = `Bearer ${token}`;
+    const { payload, headers } = multipartBody([{ name: 'file', content: Buffer.from(`# Modes\n\n${prose(7, 40)}\n`), filename: 'modes.txt' }]);
+    const upload = await fetch(`${baseUrl}/api/docs/upload`, { method: 'POST', headers: { ...headers, authorization }, body: payload });
+    expect(upload.status, await upload.clone().text()).toBe(202);
+    // Indexed, and its vectors saved: the index folder holds the addon's file and its sidecar.
+    await waitFor('the document to be indexed with vectors', service, async () => {
+      const docs = (await (await fetch(`${baseUrl}/api/docs`, { headers: { authorization } })).json()) as { documents: { status: string }[] };
+      const indexDir = path.join(dataDir, 'index');
+      return docs.documents[0]?.status === 'indexed' && existsSync(indexDir) && readdirSync(indexDir).some((name) => name.endsWith('.json') && name !== 'current.json');
+    }, 30_000, 50);
+
+    // While it runs: hearth.db-wal and -shm exist and take the database file's mode.
+    expect(existsSync(path.join(dataDir, 'hearth.db-wal'))).toBe(true);
+    expect(openToOthers(dataDir)).toEqual([]);
+    expect(openToOthers(modelDir)).toEqual([]);
+    expect(readdirSync(path.join(modelDir, 'embeddings'))).toContain(TINY_MODEL_ID);
+
+    service.child.kill('SIGTERM');
+    expect(await exitWithin(service, 15_000)).toEqual({ code: 0, signal: null });
+    expect(openToOthers(dataDir)).toEqual([]);
+    expect(openToOthers(modelDir)).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { copyFileOwnerOnly } from '../../core/owner-only.js';
 import { embeddingsRoot, hashModelFiles, modelFolder, MODEL_ID_PATTERN, moveIntoPlace, readManifest, setActiveModel, sha256File, writeManifest, type ModelManifest } from './manifest.js';
 import { OnnxEmbedder } from './onnx-embedder.js';
 
@@ -70,7 +71,7 @@ export async function installModel(opts: InstallModelOptions): Promise<ModelMani
     for (const key of Object.keys(TARGET_NAMES) as (keyof ModelSourceFiles)[]) {
       const from = opts.files[key];
       if (!from) continue;
-      await copyFile(from, path.join(staging, TARGET_NAMES[key]));
+      await copyFileOwnerOnly(from, path.join(staging, TARGET_NAMES[key]));
       if (key === 'tokenizer_config') files.tokenizer_config = TARGET_NAMES.tokenizer_config;
     }
     const sha256 = await hashModelFiles(staging, files);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { copyFileOwnerOnly } from '../../core/owner-only.js';
 import { ACTIVE_FILE, MANIFEST_FILE, MODEL_ID_PATTERN, moveIntoPlace, sha256File } from '../embeddings/manifest.js';
 
 /** manifest.json of an installed chat model, in `${MODEL_DIR}/llm/<id>/` next to model.gguf. */
@@ -130,7 +131,7 @@ export async function installLlm(opts: InstallLlmOptions): Promise<LlmManifest> 
   const staging = path.join(root, `.staging-${opts.id}-${randomBytes(4).toString('hex')}`);
   await mkdir(staging, { recursive: true });
   try {
-    await copyFile(opts.file, path.join(staging, MODEL_FILE));
+    await copyFileOwnerOnly(opts.file, path.join(staging, MODEL_FILE));
     const sha256 = await sha256File(path.join(staging, MODEL_FILE));
     if (opts.expectedSha256 && sha256 !== opts.expectedSha256.toLowerCase()) throw new Error(`${opts.file}: sha256 ${sha256} does not match the expected ${opts.expectedSha256}`);
     const manifest: LlmManifest = {

@@ -1,12 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { copyFile, mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { requireTier } from '../../core/auth/guard.js';
 import { clock } from '../../core/clock.js';
 import { conflict, HttpError, payloadTooLarge, unsupportedMediaType } from '../../core/errors.js';
+import { copyFileOwnerOnly } from '../../core/owner-only.js';
 import { type Entitlement, tierAtLeast } from '../../core/tiers.js';
 import { detectFileTypeOfFile, OCR_FILE_TYPES, TIER_FOR_TYPE, type DetectedFileType } from '../ingestion/file-type.js';
 import type { DocumentRow, DocumentsRepository } from './repository.js';
@@ -180,7 +181,7 @@ export class DocumentsService {
     if (input.keepCopy) {
       const storedName = `${id}.${detected.fileType}`;
       await mkdir(this.storeDir, { recursive: true, mode: 0o700 });
-      await copyFile(input.filePath, path.join(this.storeDir, storedName));
+      await copyFileOwnerOnly(input.filePath, path.join(this.storeDir, storedName));
       storagePath = path.join('documents', storedName);
     }
     const now = clock.now();
