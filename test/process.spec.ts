@@ -111,12 +111,11 @@ describe('node dist/server.js', () => {
   it.each([
     ['JWT_SECRET_KEY', 'short'],
     ['N_CTX', 'abc'],
-  ])('exits non-zero at once with a one-line message when %s is malformed', async (variable, value) => {
+  ])('exits 78 (EX_CONFIG, a configuration error) at once with a one-line message when %s is malformed', async (variable, value) => {
     const dataDir = tempDir();
     const service = startService({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, [variable]: value });
-    const { code } = await exitWithin(service, 5_000);
-    expect(code).not.toBe(0);
-    expect(code).not.toBeNull();
+    // 78, not just "not 0": the unit's Restart=on-failure and operators' scripts tell a bad configuration from a crash (1) by it.
+    expect(await exitWithin(service, 5_000)).toEqual({ code: 78, signal: null });
     const lines = service.stderr().trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(variable);
@@ -126,15 +125,13 @@ describe('node dist/server.js', () => {
     expect(existsSync(path.join(dataDir, 'hearth.db'))).toBe(false);
   });
 
-  it('exits non-zero with a clear message when the port is already in use', async () => {
+  it('exits 1 (a runtime failure, not a configuration error) with a clear message when the port is already in use', async () => {
     const blocker = net.createServer();
     await new Promise<void>((resolve, reject) => blocker.once('error', reject).listen(0, '127.0.0.1', resolve));
     const { port } = blocker.address() as net.AddressInfo;
     try {
       const service = startService({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: tempDir() });
-      const { code } = await exitWithin(service, 15_000);
-      expect(code).not.toBe(0);
-      expect(code).not.toBeNull();
+      expect(await exitWithin(service, 15_000)).toEqual({ code: 1, signal: null });
       expect(service.stderr()).toContain(`port ${port} on 127.0.0.1 is already in use`);
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
