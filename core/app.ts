@@ -33,6 +33,8 @@ export interface BuildAppOptions {
   config: Config;
   /** Where log lines go (tests capture them); stdout by default. */
   logStream?: Writable;
+  /** TLS_ENABLED: the checked certificate and key to serve HTTPS with (core/tls.ts); plain HTTP without. */
+  https?: { cert: Buffer; key: Buffer };
 }
 
 /** JSON bodies are validated strictly (no type coercion, no unknown fields); query strings and params are coerced. */
@@ -45,7 +47,7 @@ function validatorCompilers() {
 }
 
 /** Builds the whole service: core plugins first, then each feature of plugins/index.ts in order. */
-export async function buildApp({ config, logStream }: BuildAppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, logStream, https }: BuildAppOptions): Promise<FastifyInstance> {
   const db = await openDatabase(config.databaseFile);
   const settings = await SettingsStore.open(new SettingsRepository(db), config.seed);
 
@@ -56,6 +58,7 @@ export async function buildApp({ config, logStream }: BuildAppOptions): Promise<
     return503OnClosing: true,
     trustProxy: config.trustProxy,
     forceCloseConnections: 'idle',
+    ...(https ? { https: { cert: https.cert, key: https.key } } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompilers());
   app.setChildLoggerFactory(lazyRequestLogger);

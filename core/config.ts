@@ -66,7 +66,16 @@ export interface Config {
   defaultAdmin: { username: string; password: string; email: string | undefined };
   licensePublicKeys: string[];
 
-  tls: { enabled: boolean; serverName: string | undefined; certPath: string; keyPath: string; hstsMaxAge: number; ocspStapling: boolean };
+  tls: {
+    enabled: boolean;
+    serverName: string | undefined;
+    certPath: string;
+    keyPath: string;
+    hstsMaxAge: number;
+    ocspStapling: boolean;
+    /** TLS_HTTP_REDIRECT_PORT: plain HTTP there is redirected to HTTPS; unset: no such port. */
+    httpRedirectPort: number | undefined;
+  };
 
   connectorAllowedPaths: string[];
   indexExtractionWorkers: number;
@@ -292,6 +301,8 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
   const tlsEnabled = bool(env, 'TLS_ENABLED', false);
   const serverName = raw(env, 'SERVER_NAME');
   if (tlsEnabled && !serverName) throw new ConfigError('SERVER_NAME', 'must be set when TLS_ENABLED is 1');
+  const httpRedirectPort = raw(env, 'TLS_HTTP_REDIRECT_PORT') === undefined ? undefined : int(env, 'TLS_HTTP_REDIRECT_PORT', 0, 0, 65535);
+  if (httpRedirectPort !== undefined && !tlsEnabled) throw new ConfigError('TLS_HTTP_REDIRECT_PORT', 'needs TLS_ENABLED=1 (it redirects plain HTTP to HTTPS)');
 
   if (raw(env, 'EFFECTIVE_N_CTX') !== undefined) notices.push('EFFECTIVE_N_CTX is read-only (derived at startup); the configured value is ignored');
   if (raw(env, 'VECTORDB_URL') !== undefined) notices.push('VECTORDB_URL is ignored: this release uses the in-process vector index');
@@ -358,6 +369,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       keyPath: raw(env, 'TLS_KEY_PATH') ?? '/etc/nginx/certs/privkey.pem',
       hstsMaxAge: int(env, 'HSTS_MAX_AGE', 31_536_000, 0),
       ocspStapling: oneOf(env, 'OCSP_STAPLING', ['on', 'off'] as const, 'on', true) === 'on',
+      httpRedirectPort,
     },
 
     connectorAllowedPaths,

@@ -2,6 +2,7 @@ import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { ownerOnlyNewFiles, tightenDataFolders } from './owner-only.js';
+import { readTlsCredentials, serveTls } from './tls.js';
 
 /** Entry point: config, app, listen; SIGTERM/SIGINT finish in-flight requests and close the database. */
 async function main(): Promise<void> {
@@ -11,8 +12,10 @@ async function main(): Promise<void> {
   try {
     config = loadConfig();
     config.notices.push(...tightenDataFolders(config));
+    const https = config.tls.enabled ? readTlsCredentials(config.tls) : undefined;
     // Plugins validate the settings they own (licence keys, job store) while the app is built.
-    app = await buildApp({ config });
+    app = await buildApp({ config, https });
+    if (https) serveTls(app, config);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`hearth: invalid configuration: ${error.message}\n`);

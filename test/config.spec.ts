@@ -60,6 +60,8 @@ describe('config', () => {
     [{ MFA_ENCRYPTION_KEY: 'not-32-bytes' }, 'MFA_ENCRYPTION_KEY'],
     [{ EMAIL_PROVIDER: 'smtp' }, 'SMTP_HOST'],
     [{ TLS_ENABLED: '1' }, 'SERVER_NAME'],
+    [{ TLS_HTTP_REDIRECT_PORT: '8080' }, 'TLS_HTTP_REDIRECT_PORT'],
+    [{ TLS_ENABLED: '1', SERVER_NAME: 'hearth.lan', TLS_HTTP_REDIRECT_PORT: 'http' }, 'TLS_HTTP_REDIRECT_PORT'],
     [{ PORT: '70000' }, 'PORT'],
     [{ ENABLE_API_DOCS: 'maybe' }, 'ENABLE_API_DOCS'],
     [{ JOB_STORE_BACKEND: 'redis' }, 'JOB_STORE_BACKEND'],
