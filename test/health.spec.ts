@@ -1,5 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import net, { type AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import pkg from '../package.json' with { type: 'json' };
+import { OpenAIWireServer } from './fixtures/openai-wire-server.js';
 import { startApp, type TestApp } from './helpers.js';
 
 describe('GET /api/health', () => {
@@ -79,5 +81,76 @@ describe('GET /api/health', () => {
     const res = await health();
     expect(res.statusCode).toBe(503);
     expect(res.json()).toMatchObject({ status: 'error', components: { database: { status: 'error', detail: 'database check failed' } } });
+  });
+});
+
+describe('GET /api/health: chat_model of a remote backend is asked whether it answers', () => {
+  let wire: OpenAIWireServer;
+  let t: TestApp | undefined;
+  beforeAll(async () => {
+    wire = await OpenAIWireServer.start();
+  });
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+    wire.reset();
+  });
+  afterAll(() => wire.close());
+
+  const chatModel = async () => {
+    const res = await t!.request({ method: 'GET', url: '/api/health' });
+    expect(res.statusCode).toBe(200);
+    return { status: res.json().status, component: res.json().components.chat_model, body: res.body };
+  };
+  const modelRequests = () => wire.requests.filter((request) => request.method === 'GET' && request.url === '/v1/models');
+
+  it('an INFERENCE_URL nothing listens on: unreachable (connection refused), degraded, no address shown', async () => {
+    const closed = net.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    t = await startApp({ INFERENCE_URL: `http://127.0.0.1:${port}` });
+    const { status, component, body } = await chatModel();
+    expect(status).toBe('degraded');
+    expect(component).toMatchObject({ status: 'unreachable', detail: 'The inference server is unreachable (connection refused); chat answers fail until that is fixed' });
+    expect(body).not.toContain(String(port));
+    expect(t.logs()).toContain('chat model: The inference server is unreachable (connection refused)');
+  });
+
+  it('an inference server that answers 401: error, saying it wants credentials', async () => {
+    wire.modelsReply = { status: 401 };
+    t = await startApp({ INFERENCE_URL: wire.url });
+    const { status, component } = await chatModel();
+    expect(status).toBe('degraded');
+    expect(component).toMatchObject({ status: 'error', detail: 'The inference server refused the request (HTTP 401, it expects credentials); chat answers fail until that is fixed' });
+  });
+
+  it('an inference server slower than the health budget: unreachable, and health still answers', async () => {
+    t = await startApp({ INFERENCE_URL: wire.url });
+    wire.modelsReply = { delayMs: 4_000 };
+    const { status, component } = await chatModel();
+    expect(status).toBe('degraded');
+    expect(component).toMatchObject({ status: 'unreachable', detail: 'The inference server did not answer within 1.5 s; chat answers fail until that is fixed' });
+  });
+
+  it('a server that answers: ok; the hosted key is sent, and polls close together share one request', async () => {
+    t = await startApp({ INFERENCE_URL: wire.url });
+    expect((await chatModel()).component).toMatchObject({ status: 'ok', detail: 'served-model (inference-server, remote)' });
+    await t.close();
+
+    wire.reset();
+    t = await startApp(wire.hostedEnv('sk-health-probe-key', 'test-model'));
+    const polls = await Promise.all([chatModel(), chatModel(), chatModel()]);
+    for (const poll of polls) expect(poll.component).toMatchObject({ status: 'ok', detail: 'test-model (hosted, remote)' });
+    expect(modelRequests()).toHaveLength(1);
+    expect(modelRequests()[0].headers.authorization).toBe('Bearer sk-health-probe-key');
+  });
+
+  it('a hosted API that rejects the key: error, and the key is not shown', async () => {
+    wire.modelsReply = { status: 401 };
+    t = await startApp(wire.hostedEnv('sk-rejected-key', 'test-model'));
+    const { component, body } = await chatModel();
+    expect(component).toMatchObject({ status: 'error', detail: 'The hosted model rejected the API key (HTTP 401); chat answers fail until that is fixed' });
+    expect(body).not.toContain('sk-rejected-key');
   });
 });

@@ -57,11 +57,21 @@ export class UpstreamError extends Error {
   }
 }
 
+/** Whether a remote backend answers now, as a user sending a chat request would find it. */
+export interface BackendCheck {
+  /** ok: it answers; unreachable: no connection, or no answer in time; failing: it answers, but with an error (credentials, its own failure). */
+  state: 'ok' | 'unreachable' | 'failing';
+  /** One line for humans: never the URL or the key. */
+  detail?: string;
+}
+
 export interface Generator {
   /** Tokens of the prompt these messages make, after the model's chat template (the token budget uses it). */
   countPromptTokens(messages: ChatMessage[]): number;
   countTokens(text: string): number;
   generate(messages: ChatMessage[], options: GenerateOptions): Promise<GenerationResult>;
   info(): GeneratorInfo;
+  /** Remote backends only: asks the server whether it answers, within timeoutMs. An in-process model that loaded has nothing to ask. */
+  check?(timeoutMs: number): Promise<BackendCheck>;
   close(): Promise<void>;
 }

@@ -1,6 +1,6 @@
 import { createParser } from 'eventsource-parser';
 import { GenerationDeadline } from './deadline.js';
-import { GenerationTimeoutError, UpstreamError, type ChatMessage, type GenerateOptions, type GenerationResult, type Generator, type GeneratorInfo } from './generator.js';
+import { GenerationTimeoutError, UpstreamError, type BackendCheck, type ChatMessage, type GenerateOptions, type GenerationResult, type Generator, type GeneratorInfo } from './generator.js';
 import { silentLog, type LlmLog } from './llm-log.js';
 
 export const DEFAULT_HOSTED_BASE_URL = 'https://api.openai.com/v1';
@@ -31,6 +31,21 @@ function retryAfterSeconds(header: string | null): number | undefined {
   if (/^\d+$/.test(header.trim())) return Number(header.trim());
   const at = Date.parse(header);
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - Date.now()) / 1000));
+}
+
+const CONNECTION_PROBLEMS = new Map([
+  ['ECONNREFUSED', 'connection refused'],
+  ['ECONNRESET', 'connection reset'],
+  ['ENOTFOUND', 'host not found'],
+  ['EAI_AGAIN', 'host not found'],
+  ['EHOSTUNREACH', 'host unreachable'],
+  ['ENETUNREACH', 'network unreachable'],
+]);
+
+/** A connection failure's code in words (the error's own text can carry the URL). */
+function connectionProblem(err: unknown): string {
+  const code = (err as { cause?: { code?: string } }).cause?.code;
+  return (code && CONNECTION_PROBLEMS.get(code)) || code || (err as Error).name;
 }
 
 /**
@@ -76,6 +91,26 @@ export class OpenAIGenerator implements Generator {
 
   async close(): Promise<void> {
     for (const deadline of this.inFlight) deadline.abort();
+  }
+
+  /** GET /models with the key a chat request sends: the cheapest request every OpenAI-compatible server answers. */
+  async check(timeoutMs: number): Promise<BackendCheck> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.opts.baseUrl.replace(/\/+$/, '')}/models`, {
+        headers: this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {},
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (err) {
+      if ((err as Error).name === 'TimeoutError') return { state: 'unreachable', detail: `${this.label} did not answer within ${timeoutMs / 1000} s` };
+      return { state: 'unreachable', detail: `${this.label} is unreachable (${connectionProblem(err)})` };
+    }
+    await res.body?.cancel(); // only the status matters; such bodies may quote the key
+    if (res.ok) return { state: 'ok' };
+    if (res.status === 401 || res.status === 403) {
+      return { state: 'failing', detail: this.opts.backend === 'hosted' ? `The hosted model rejected the API key (HTTP ${res.status})` : `The inference server refused the request (HTTP ${res.status}, it expects credentials)` };
+    }
+    return { state: 'failing', detail: `${this.label} answered HTTP ${res.status}` };
   }
 
   async generate(messages: ChatMessage[], options: GenerateOptions): Promise<GenerationResult> {

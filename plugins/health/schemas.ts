@@ -1,7 +1,8 @@
 import { Type, type Static } from 'typebox';
 import { StringEnum } from '../../core/schemas.js';
 
-export const COMPONENT_STATUSES = ['ok', 'not_installed', 'error'] as const;
+/** unreachable: a remote component (the inference server, a hosted model) does not answer. */
+export const COMPONENT_STATUSES = ['ok', 'not_installed', 'unreachable', 'error'] as const;
 
 export const ComponentReport = Type.Object({
   status: StringEnum(COMPONENT_STATUSES),

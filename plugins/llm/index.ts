@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin';
 import { loadGenerator, type Generator } from '../../native/llm/index.js';
+import { BackendCheckCache } from './backend-check.js';
 import { llmRoutes } from './routes.js';
 
 declare module 'fastify' {
@@ -31,9 +32,18 @@ export default fp(
     }
     app.decorate('generator', generator);
 
+    const backendCheck = new BackendCheckCache(app.log);
     app.health.register('chat_model', async () => {
-      const info = app.generator?.info();
-      if (info) return { status: 'ok', detail: `${info.model} (${info.backend}, ${info.device})` };
+      const generator = app.generator;
+      if (generator) {
+        // A remote backend is asked whether it answers: configured is not the same as working.
+        const reachability = await backendCheck.check(generator);
+        if (reachability && reachability.state !== 'ok') {
+          return { status: reachability.state === 'unreachable' ? 'unreachable' : 'error', detail: `${reachability.detail}; chat answers fail until that is fixed` };
+        }
+        const info = generator.info();
+        return { status: 'ok', detail: `${info.model} (${info.backend}, ${info.device})` };
+      }
       return problem
         ? { status: 'error', detail: 'the chat model could not be loaded: answers are extractive' }
         : { status: 'not_installed', detail: 'no chat model installed: answers are extractive' };
