@@ -98,24 +98,41 @@ export function httpsOrigin(config: Pick<Config, 'publicUrl' | 'tls'>, httpsPort
  */
 function redirectServer(origin: () => string): http.Server {
   return http.createServer((request, response) => {
-    const { pathname, search } = new URL(request.url ?? '/', 'http://placeholder.invalid'); // path and query only, whatever the request line held
-    response.writeHead(308, { location: `${origin()}${pathname}${search}`, 'content-length': '0', connection: 'close' }).end();
+    response.writeHead(308, { location: `${origin()}${pathAndQuery(request.url)}`, 'content-length': '0', connection: 'close' }).end();
   });
 }
 
-/** Before listen: certificate reloads, and the redirect port, both ending with the app. Listening failures of the redirect port fail the start. */
+/** The path and query of a request line, whatever else it held (an absolute-form URL's host is dropped). */
+function pathAndQuery(requestUrl: string | undefined): string {
+  try {
+    const { pathname, search } = new URL(requestUrl ?? '/', 'http://placeholder.invalid');
+    return `${pathname}${search}`;
+  } catch {
+    return '/';
+  }
+}
+
+/** Before listen: certificate reloads, and the redirect port, both ending with the app. A redirect port that cannot be listened on fails the start (exit 1). */
 export function serveTls(app: FastifyInstance, config: Config): void {
   const stopReloading = reloadRenewedCertificates(app.server as unknown as HttpsServer, config.tls, app.log);
   app.addHook('onClose', async () => stopReloading());
   const redirectPort = config.tls.httpRedirectPort;
   if (redirectPort === undefined) return;
 
+  try {
+    httpsOrigin(config, 443);
+  } catch {
+    throw new ConfigError('SERVER_NAME', `"${config.tls.serverName}" is not a host name to redirect to`);
+  }
   const httpsPort = () => (app.server.address() as AddressInfo).port;
   const redirect = redirectServer(() => httpsOrigin(config, httpsPort()));
   app.addHook('onReady', async () => {
     await new Promise<void>((resolve, reject) => {
-      redirect.once('error', (error: NodeJS.ErrnoException) => reject(new Error(`TLS_HTTP_REDIRECT_PORT: port ${redirectPort} on ${config.host} cannot be used (${error.code ?? error.message})`)));
-      redirect.listen(redirectPort, config.host, resolve);
+      const refused = (error: NodeJS.ErrnoException) => reject(new Error(`TLS_HTTP_REDIRECT_PORT: port ${redirectPort} on ${config.host} cannot be used (${error.code ?? error.message})`));
+      redirect.once('error', refused).listen(redirectPort, config.host, () => {
+        redirect.off('error', refused).on('error', (err) => app.log.error({ err }, 'the plain-HTTP redirect port failed'));
+        resolve();
+      });
     });
   });
   app.addHook('onListen', async () => {

@@ -149,6 +149,19 @@ describe('TLS_ENABLED=1 (node dist/server.js)', () => {
     expect(redirect).toEqual({ status: 308, location: 'https://hearth.example.test:8443/login?next=1' });
   });
 
+  it('fails the start (exit 1, one line) when the redirect port is taken', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const { port } = blocker.address() as net.AddressInfo;
+    try {
+      const service = tlsService(makeCertificate(tempDir()), { TLS_HTTP_REDIRECT_PORT: String(port) });
+      expect(await exitWithin(service, 15_000)).toEqual({ code: 1, signal: null });
+      expect(service.stderr()).toBe(`hearth: failed to start: TLS_HTTP_REDIRECT_PORT: port ${port} on 127.0.0.1 cannot be used (EADDRINUSE)\n`);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+  });
+
   it('refuses to start with a key that does not match the certificate: one line naming TLS_KEY_PATH, exit 78', async () => {
     const first = makeCertificate(tempDir());
     const other = makeCertificate(tempDir());
