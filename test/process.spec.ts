@@ -151,6 +151,15 @@ function openToOthers(root: string): string[] {
   return found;
 }
 
+/** A 0755 folder this process cannot chmod: made immutable (chattr +i) as root, a system folder otherwise; undefined where neither is available. */
+function folderThatCannotBeTightened(): { dir: string; release: () => void } | undefined {
+  if (process.getuid?.() !== 0) return statSync('/usr/share').mode & 0o077 ? { dir: '/usr/share', release: () => undefined } : undefined;
+  const dir = tempDir();
+  chmodSync(dir, 0o755);
+  if (spawnSync('chattr', ['+i', dir]).status !== 0) return undefined;
+  return { dir, release: () => void spawnSync('chattr', ['-i', dir]) };
+}
+
 describe('files the service and the models CLI write', () => {
   it('are owner-only: pre-existing 0755 DATA_DIR and MODEL_DIR are tightened with a log line; the database, its WAL, the index and models are 0600/0700', async () => {
     // As an installer or a volume leaves them; this test process keeps its usual umask (022), which the CLI and the service inherit.
@@ -196,5 +205,20 @@ describe('files the service and the models CLI write', () => {
     expect(await exitWithin(service, 15_000)).toEqual({ code: 0, signal: null });
     expect(openToOthers(dataDir)).toEqual([]);
     expect(openToOthers(modelDir)).toEqual([]);
+  });
+
+  const unchangeable = folderThatCannotBeTightened();
+  it.skipIf(!unchangeable)('a DATA_DIR open to others that cannot be tightened stops the start: one line, exit 78', async () => {
+    const { dir, release } = unchangeable!;
+    try {
+      // Secrets configured, so nothing needs writing before the check.
+      const service = startService({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir, JWT_SECRET_KEY: 'x'.repeat(40), MFA_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64') });
+      expect(await exitWithin(service, 10_000)).toEqual({ code: 78, signal: null });
+      const mode = `0${(statSync(dir).mode & 0o777).toString(8)}`;
+      expect(service.stderr()).toBe(`hearth: invalid configuration: DATA_DIR: ${dir} has mode ${mode} and cannot be tightened to 0700 (EPERM): chown it to the service's user or chmod it 0700\n`);
+      expect(existsSync(path.join(dir, 'hearth.db'))).toBe(false);
+    } finally {
+      release();
+    }
   });
 });
