@@ -7,7 +7,7 @@ export function StringEnum<const T extends readonly string[]>(values: T, options
 
 /**
  * Characters that show nothing yet change what is shown: Unicode controls (Cc) and the bidirectional
- * controls (U+202E turns "report‮fdp.exe" into "reportexe.pdf" on screen). For a character class.
+ * controls (U+202E turns "report<U+202E>fdp.exe" into "reportexe.pdf" on screen). For a character class.
  */
 export const INVISIBLE_CONTROLS = '\\p{Cc}\\u061C\\u200E\\u200F\\u202A-\\u202E\\u2066-\\u2069';
 

@@ -230,7 +230,7 @@ describe('malformed uploads', () => {
   });
 
   it('control and bidirectional-override characters are stripped from the stored filename', async () => {
-    // U+202E would show "report‮fdp.exe" as "reportexe.pdf"; the others are the rest of the bidi controls and C0/C1 controls.
+    // U+202E would show "report<U+202E>fdp.exe" as "reportexe.pdf"; the others are the rest of the bidi controls and C0/C1 controls.
     const filename = 'rep\u202Eort\u2066\u2069\u200E\u200F\u061C\u202A\u202B\u202C\u202D\u0007\u0085\u009B.txt';
     const { payload, headers } = multipartBody([{ name: 'file', content: prose(5, 20), filename }]);
     const res = await t.request({ method: 'POST', url: '/api/docs/upload', token: editor, payload, headers });
