@@ -1,6 +1,15 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
+import { OngoingProblem } from './ongoing-problem.js';
+import { VISIBLE_TEXT_PATTERN } from './schemas.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** A full disk: logged once while it lasts; a write that succeeds again (an upload stored) ends it. */
+    diskFull: OngoingProblem;
+  }
+}
 
 /**
  * One error type and one JSON shape for every route:
@@ -39,6 +48,10 @@ export const conflict = (code: string, message: string, field?: string) => new H
 export const payloadTooLarge = (message: string) => new HttpError(413, 'payload_too_large', message);
 export const unsupportedMediaType = (message: string) => new HttpError(415, 'unsupported_media_type', message);
 export const unprocessable = (code: string, message: string, field?: string) => new HttpError(422, code, message, field);
+export const diskFull = () =>
+  new HttpError(507, 'disk_full', 'The server has no disk space left, so nothing was stored; an administrator must free space. Reading and searching still work');
+export const multipartMalformed = () =>
+  new HttpError(400, 'multipart_malformed', 'The multipart/form-data body is malformed: no boundary, or it ended before its closing boundary', 'body');
 export const tooManyRequests = (retryAfterSeconds: number, message = 'Too many requests, retry later') =>
   new HttpError(429, 'too_many_requests', message, undefined, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
 
@@ -61,12 +74,24 @@ function describe(issue: AjvIssue, field: string): string {
   if (issue.keyword === 'required') return `${field} is required`;
   if (issue.keyword === 'additionalProperties') return `${field} is not an accepted field`;
   if (issue.keyword === 'enum' && Array.isArray(issue.params.allowedValues)) return `${field} must be one of ${issue.params.allowedValues.join(', ')}`;
+  if (issue.keyword === 'pattern' && issue.params.pattern === VISIBLE_TEXT_PATTERN) return `${field} must contain visible text, not only spaces or control characters`;
   return `${field} ${issue.message ?? 'is invalid'}`;
 }
+
+/** No room left: the filesystem (ENOSPC), a quota (EDQUOT) or SQLite writing to a full disk (SQLITE_FULL). */
+export function isDiskFull(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL';
+}
+
+/** busboy's words for a multipart body without a boundary, or cut off before its closing boundary. */
+const MALFORMED_MULTIPART = /^Multipart: Boundary not found$|unexpected end of multipart data/i;
 
 /** Maps framework errors (validation, parsing, limits) onto the one shape. */
 function toHttpError(error: FastifyError & { validation?: AjvIssue[]; validationContext?: string }): HttpError | undefined {
   if (error instanceof HttpError) return error;
+  if (isDiskFull(error)) return diskFull();
+  if (error.code === 'FST_MP_PREMATURE_CLOSE' || MALFORMED_MULTIPART.test(error.message)) return multipartMalformed();
   if (error.validation?.length) {
     const issue = error.validation[0];
     const field = fieldOf(error.validationContext, issue);
@@ -99,18 +124,32 @@ export function errorPayload(error: HttpError) {
   return { error: { code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}) } };
 }
 
+/** The request came with a body that has not been read to its end (an upload refused part-way). */
+function bodyLeftUnread(request: FastifyRequest): boolean {
+  const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
+  return hasBody && !request.raw.readableEnded;
+}
+
 /** One error handler and one not-found handler; 5xx answers never carry internals. */
 export const errorHandlers = fp(
   async function errorHandlers(app: FastifyInstance) {
     app.addSchema(ErrorBody);
+    app.decorate('diskFull', new OngoingProblem(
+      app.log,
+      'the disk is full (DATA_DIR): uploads and other writes are refused with 507 disk_full until space is freed; reads go on',
+      'disk space is available again: writes are accepted',
+    ));
 
     app.setErrorHandler((error: FastifyError, request, reply) => {
+      // The unread rest of the body would stall the connection (or be parsed as the next request): end it with this answer.
+      if (bodyLeftUnread(request)) reply.header('connection', 'close');
       const known = toHttpError(error);
       if (!known) {
         request.log.error({ err: error }, 'request failed');
         return reply.code(500).send({ error: { code: 'internal_error', message: 'Internal server error' } });
       }
-      if (known.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+      if (known.code === 'disk_full') app.diskFull.report(error);
+      else if (known.statusCode >= 500) request.log.error({ err: error }, 'request failed');
       return reply.code(known.statusCode).headers(known.headers).send(errorPayload(known));
     });
 

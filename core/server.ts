@@ -24,7 +24,8 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+  // Its own messages (a close that failed or ran out of time) go through the log too, not raw to stderr.
+  closeWithGrace({ delay: 10_000, logger: { error: (message: unknown) => app.log.error(message) } }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     else app.log.info({ signal }, 'shutting down');
     await app.close();

@@ -193,3 +193,62 @@ describe('with no embedding model', () => {
 function readdirCount(dir: string): number {
   return readdirSync(dir).filter((name) => !name.startsWith('.')).length;
 }
+
+describe('malformed uploads', () => {
+  beforeEach(async () => start({}, false));
+  afterEach(async () => t.close());
+
+  const send = (payload: Buffer | string, contentType: string) =>
+    t.request({ method: 'POST', url: '/api/docs/upload', token: editor, payload, headers: { 'content-type': contentType } });
+
+  it('no boundary, a truncated body, a part without a filename and an empty file: each a 400 of its own that stores nothing', async () => {
+    const before = await snapshot(t.app, 'documents');
+    const whole = multipartBody([{ name: 'file', content: prose(3, 40), filename: 'notes.txt' }]);
+
+    const noBoundary = await send(whole.payload, 'multipart/form-data');
+    expect(noBoundary.statusCode, noBoundary.body).toBe(400);
+    expect(noBoundary.json().error).toMatchObject({ code: 'multipart_malformed', field: 'body' });
+
+    const truncated = await send(whole.payload.subarray(0, whole.payload.length - 200), whole.headers['content-type']);
+    expect(truncated.statusCode, truncated.body).toBe(400);
+    expect(truncated.json().error.code).toBe('multipart_malformed');
+
+    const noFilename = multipartBody([{ name: 'file', content: prose(4, 5) }]);
+    const unnamed = await send(noFilename.payload, noFilename.headers['content-type']);
+    expect(unnamed.statusCode, unnamed.body).toBe(400);
+    expect(unnamed.json().error).toMatchObject({ code: 'filename_required', field: 'body.file' });
+
+    const empty = multipartBody([{ name: 'file', content: '', filename: 'empty.txt' }]);
+    const nothing = await send(empty.payload, empty.headers['content-type']);
+    expect(nothing.statusCode, nothing.body).toBe(400);
+    expect(nothing.json().error).toMatchObject({ code: 'empty_file', field: 'body.file' });
+
+    for (const res of [noBoundary, truncated, unnamed, nothing]) expect(res.json().error.message).toMatch(/^[A-Z]/);
+    expect(await snapshot(t.app, 'documents')).toEqual(before);
+    const incoming = path.join(t.dataDir, 'documents', '.incoming');
+    expect(existsSync(incoming) ? readdirSync(incoming) : []).toEqual([]);
+  });
+
+  it('control and bidirectional-override characters are stripped from the stored filename', async () => {
+    // U+202E would show "report<U+202E>fdp.exe" as "reportexe.pdf"; the others are the rest of the bidi controls and C0/C1 controls.
+    const filename = 'rep\u202Eort\u2066\u2069\u200E\u200F\u061C\u202A\u202B\u202C\u202D\u0007\u0085\u009B.txt';
+    const { payload, headers } = multipartBody([{ name: 'file', content: prose(5, 20), filename }]);
+    const res = await t.request({ method: 'POST', url: '/api/docs/upload', token: editor, payload, headers });
+    expect(res.statusCode, res.body).toBe(202);
+    const listed = (await t.request({ method: 'GET', url: '/api/docs', token: viewer })).json();
+    expect(listed.documents.map((d: { filename: string }) => d.filename)).toEqual(['report.txt']);
+  });
+
+  it('a search or chat query made only of control characters is a 400', async () => {
+    for (const query of ['\u0007\u0008', '\u202E\u2066 \u200F', '\u0000']) {
+      for (const url of ['/api/search', '/api/chat']) {
+        const res = await t.request({ method: 'POST', url, token: viewer, payload: { query } });
+        expect(res.statusCode, `${url} ${JSON.stringify(query)}: ${res.body}`).toBe(400);
+        expect(res.json().error).toMatchObject({ code: 'validation_failed', field: 'body.query' });
+        expect(res.json().error.message).toMatch(/visible/);
+      }
+    }
+    // A query with text around the controls is still a query.
+    expect((await t.request({ method: 'POST', url: '/api/search', token: viewer, payload: { query: '\u202Ereport' } })).statusCode).toBe(200);
+  });
+});

@@ -212,10 +212,23 @@ describe('HNSW vector index', () => {
     await index.save();
     index.add([2], [vectorOf(2)]);
     symlinkSync('/dev/full', path.join(dir, 'vectors.hnsw.2')); // every write to it fails with ENOSPC
-    await expect(index.save()).rejects.toThrow(/not written in full/);
+    await expect(index.save()).rejects.toThrow(/vector index could not be saved to .*vectors\.hnsw\.2: index file was not written in full/);
     expect(JSON.parse(readFileSync(`${file}.json`, 'utf8')).generation).toBe(1);
+    expect(readdirSync(dir).sort()).toEqual(['vectors.hnsw.1', 'vectors.hnsw.json']); // the partial file is gone
     const reopened = await open();
     expect(reopened.labels()).toEqual([1]);
+  });
+
+  it('with onSaved, a failed save is reported there and resolves; the next good save reports null', async () => {
+    const reports: Array<string | null> = [];
+    const index = await openVectorIndex({ file, dimension: DIM, modelId: 'model-a@1', onSaved: (error) => reports.push(error?.message ?? null) });
+    index.add([1], [vectorOf(1)]);
+    symlinkSync('/dev/full', path.join(dir, 'vectors.hnsw.1'));
+    await expect(index.save()).resolves.toBeUndefined();
+    expect(reports).toEqual([expect.stringMatching(/could not be saved/)]);
+    await index.save(); // the failed save removed its partial file: this one writes a real file
+    expect(reports[1]).toBeNull();
+    expect((await open()).labels()).toEqual([1]);
   });
 
   it('applies changes made during a save once the save has finished', async () => {

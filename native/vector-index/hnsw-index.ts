@@ -1,4 +1,4 @@
-import { readdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { readdir, open, readFile, rename, rm, stat, statfs, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import addon from '@hearth/hnsw-int8';
 import type { VectorIndex } from './vector-index.js';
@@ -39,6 +39,12 @@ export interface OpenVectorIndexOptions {
   file: string;
   dimension: number;
   modelId: string;
+  /**
+   * Where each save reports (null: written). When given, a failed save resolves instead of rejecting:
+   * the index is a cache of SQLite (a start re-embeds what the last save lacks), so a full disk must
+   * not fail the indexing, deletion or shutdown that asked for the save.
+   */
+  onSaved?: (error: Error | null) => void;
 }
 
 /**
@@ -63,13 +69,14 @@ export class HnswVectorIndex implements VectorIndex {
   /** Why a file on disk was not loaded, for the caller's log; it must then rebuild from SQLite. */
   readonly discarded?: string;
   private readonly file: string;
+  private readonly onSaved?: (error: Error | null) => void;
 
   private constructor(
     private readonly index: Hnsw,
     options: OpenVectorIndexOptions,
     state: { generation: number; live: Iterable<number>; savedBytes: number; restored: boolean; discarded?: string },
   ) {
-    ({ dimension: this.dimension, modelId: this.modelId, file: this.file } = options);
+    ({ dimension: this.dimension, modelId: this.modelId, file: this.file, onSaved: this.onSaved } = options);
     ({ generation: this.generation, savedBytes: this.savedBytes, restored: this.restored, discarded: this.discarded } = state);
     this.live = new Set(state.live);
   }
@@ -131,7 +138,7 @@ export class HnswVectorIndex implements VectorIndex {
 
   async save(): Promise<void> {
     while (this.saving) await this.saving;
-    this.saving = this.write().finally(() => {
+    this.saving = this.writeAndReport().finally(() => {
       this.saving = null;
       const queued = this.pending;
       this.pending = [];
@@ -145,9 +152,38 @@ export class HnswVectorIndex implements VectorIndex {
     return this.savedBytes;
   }
 
+  /** A failed save leaves the previous one in force; with onSaved given, it is reported there instead of thrown. */
+  private async writeAndReport(): Promise<void> {
+    try {
+      await this.write();
+    } catch (error) {
+      if (!this.onSaved) throw error;
+      this.onSaved(error as Error);
+      return;
+    }
+    this.onSaved?.(null);
+  }
+
   private async write(): Promise<void> {
     const generation = this.generation + 1;
     const target = dataFile(this.file, generation);
+    const temp = `${sidecarFile(this.file)}.tmp`;
+    let bytes: number;
+    let text: string;
+    try {
+      ({ bytes, text } = await this.writeFiles(generation, target, temp));
+      await rename(temp, sidecarFile(this.file)); // the commit point: before it the previous save is in force
+    } catch (error) {
+      throw await abandonSave([target, temp], error);
+    }
+    await fsync(path.dirname(this.file));
+    this.generation = generation;
+    this.savedBytes = bytes + Buffer.byteLength(text);
+    await removeOtherGenerations(this.file, generation);
+  }
+
+  /** The data file of this generation and the sidecar that will commit it, both synced. */
+  private async writeFiles(generation: number, target: string, temp: string): Promise<{ bytes: number; text: string }> {
     const deleted = this.index.getIdsList().filter((label) => !this.live.has(label));
     await this.index.writeIndex(target);
     await fsync(target);
@@ -164,15 +200,10 @@ export class HnswVectorIndex implements VectorIndex {
       ef_construction: HNSW_PARAMETERS.efConstruction,
       saved_at: new Date().toISOString(),
     };
-    const temp = `${sidecarFile(this.file)}.tmp`;
     const text = JSON.stringify(sidecar);
     await writeFile(temp, text);
     await fsync(temp);
-    await rename(temp, sidecarFile(this.file)); // the commit point: before it the previous save is in force
-    await fsync(path.dirname(this.file));
-    this.generation = generation;
-    this.savedBytes = bytes + Buffer.byteLength(text);
-    await removeOtherGenerations(this.file, generation);
+    return { bytes, text };
   }
 
   private mutate(change: () => void): void {
@@ -219,6 +250,19 @@ async function fsync(target: string): Promise<void> {
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * A save that failed before its commit: its partial files are removed (on a full disk they hold the
+ * space) and the error says why in words. The addon's write error names no cause; a filesystem with
+ * no block left is the usual one, so that is checked before the partial files free some.
+ */
+async function abandonSave(files: string[], cause: unknown): Promise<Error> {
+  const space = await statfs(path.dirname(files[0])).catch(() => null);
+  await Promise.all(files.map((file) => rm(file, { force: true })));
+  const full = (cause as NodeJS.ErrnoException).code === 'ENOSPC' || space?.bavail === 0;
+  const error = new Error(`the vector index could not be saved to ${files[0]}: ${full ? 'the disk is full' : (cause as Error).message}`, { cause });
+  return full ? Object.assign(error, { code: 'ENOSPC' }) : error;
 }
 
 /** Data files of earlier saves, or of a save that crashed before its commit. */

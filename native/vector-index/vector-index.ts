@@ -15,7 +15,7 @@ export interface VectorIndex {
   labels(): number[];
   /** The k nearest labels with cosine similarity (1 = same direction), best first. */
   search(vector: Float32Array, k: number): Array<{ label: number; score: number }>;
-  /** Writes the index to disk atomically (temp file + rename). */
+  /** Writes the index to disk atomically (temp file + rename); a failed save leaves the previous one in force. */
   save(): Promise<void>;
   /** Bytes on disk of the saved index. */
   diskBytes(): number;

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { StringEnum } from '../../core/schemas.js';
+import { StringEnum, VISIBLE_TEXT_PATTERN } from '../../core/schemas.js';
 import { ANSWER_MODES, SourceView } from '../conversations/schemas.js';
 import { RetrievalSettingsSchema } from '../retrieval/schemas.js';
 import { SEARCH_MODES } from '../retrieval/service.js';
@@ -10,7 +10,7 @@ export const QUERY_MAX_LENGTH = 4000;
 
 export const ChatBody = Type.Object(
   {
-    query: Type.String({ minLength: 1, maxLength: QUERY_MAX_LENGTH, pattern: '\\S', description: 'The question' }),
+    query: Type.String({ minLength: 1, maxLength: QUERY_MAX_LENGTH, pattern: VISIBLE_TEXT_PATTERN, description: 'The question' }),
     conversation_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Continue this conversation (yours); absent: a new one' })),
     k: Type.Optional(Type.Integer({ minimum: 1, maximum: CHAT_MAX_K, default: CHAT_DEFAULT_K, description: 'Passages retrieved' })),
     mode: Type.Optional(StringEnum(SEARCH_MODES, { default: 'hybrid', description: 'Retrieval mode: hybrid, vector or keyword' })),

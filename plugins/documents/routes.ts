@@ -1,5 +1,6 @@
-import multipart from '@fastify/multipart';
+import multipart, { type Multipart, type MultipartFile } from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { clock } from '../../core/clock.js';
 import { badRequest, notFound } from '../../core/errors.js';
 import type { DocumentRow } from './repository.js';
@@ -57,30 +58,43 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   // Multipart parsing exists only in this scope; the per-plan file size is applied per request.
   await app.register(async (upload) => {
-    await upload.register(multipart, { limits: { files: 1, fields: 0, parts: 1, fieldNameSize: 100, headerPairs: 20 } });
+    await upload.register(multipart, { limits: { files: 1, fields: 1, parts: 1, fieldNameSize: 100, headerPairs: 20 } });
     upload.post('/api/docs/upload', {
       config: { access: { role: 'editor' } },
       schema: {
         summary: 'Upload a document for indexing',
         description:
-          'multipart/form-data with one part named "file". The type is detected from the content. Answers 202 with the ' +
-          'document (status queued) and its indexing job. 413 over the plan file size, 403 plan_limit_exceeded over the ' +
-          'document count or storage, 409 duplicate_document for a file already uploaded, 415 for an unsupported type.',
+          'multipart/form-data with one part named "file" (with its filename). The type is detected from the content. Answers 202 with the ' +
+          'document (status queued) and its indexing job. 400 multipart_malformed, filename_required or empty_file; 413 over the plan ' +
+          'file size (cut off as the bytes arrive), 403 plan_limit_exceeded over the document count or storage, 409 duplicate_document ' +
+          'for a file already uploaded, 415 for an unsupported type, 507 disk_full when the server has no space left.',
         tags: ['documents'],
         consumes: ['multipart/form-data'],
         response: { 202: UploadResult },
       },
     }, async (request, reply) => {
-      if (!request.isMultipart()) throw badRequest('file_required', `Send the document as the multipart form field "${UPLOAD_FIELD}"`, `body.${UPLOAD_FIELD}`);
-      const part = await request.file({ limits: { fileSize: app.entitlement.limits().file_size_bytes } });
-      if (!part || part.fieldname !== UPLOAD_FIELD) {
-        part?.file.resume();
-        throw badRequest('file_required', `Send the document as the multipart form field "${UPLOAD_FIELD}"`, `body.${UPLOAD_FIELD}`);
-      }
-      const document = await app.documents.upload(part.file, part.filename, request.principal!.id);
+      const file = await uploadedFile(request, app.entitlement.limits().file_size_bytes);
+      const document = await app.documents.upload(file.file, file.filename, request.principal!.id);
+      app.diskFull.resolved();
       const job = await app.ingestion.enqueue([document.id]);
       request.log.info({ user: app.logPrivacy.caller(request), document: document.id, type: document.file_type }, 'document uploaded');
       return reply.code(202).send({ document: toDocumentView((await app.documents.repository.findById(document.id))!), job });
     });
   });
 };
+
+/**
+ * The one part named "file", with its filename, its bytes not yet read. busboy's own cut-off is set a
+ * byte past the plan's file size, so that the service's meter sees the excess and answers 413 as the
+ * bytes arrive instead of after reading (and discarding) the rest of the body.
+ */
+async function uploadedFile(request: FastifyRequest, fileSizeBytes: number): Promise<MultipartFile> {
+  const required = badRequest('file_required', `Send the document as the multipart form field "${UPLOAD_FIELD}"`, `body.${UPLOAD_FIELD}`);
+  if (!request.isMultipart()) throw required;
+  const { value: part } = (await request.parts({ limits: { fileSize: fileSizeBytes + 1 } }).next()) as IteratorResult<Multipart, undefined>;
+  if (part?.type === 'file' && part.fieldname === UPLOAD_FIELD && part.filename) return part;
+  if (part?.type === 'file') part.file.resume(); // read and dropped, so the connection stays usable
+  if (part?.fieldname !== UPLOAD_FIELD) throw required;
+  // The part came as a plain field (no filename), or from a form submitted with no file chosen (filename="").
+  throw badRequest('filename_required', `The "${UPLOAD_FIELD}" part must be a file with its filename`, `body.${UPLOAD_FIELD}`);
+}

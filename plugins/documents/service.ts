@@ -6,7 +6,8 @@ import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { requireTier } from '../../core/auth/guard.js';
 import { clock } from '../../core/clock.js';
-import { conflict, HttpError, payloadTooLarge, unsupportedMediaType } from '../../core/errors.js';
+import { INVISIBLE_CONTROLS } from '../../core/schemas.js';
+import { badRequest, conflict, HttpError, payloadTooLarge, unsupportedMediaType } from '../../core/errors.js';
 import { copyFileOwnerOnly } from '../../core/owner-only.js';
 import { type Entitlement, tierAtLeast } from '../../core/tiers.js';
 import { detectFileTypeOfFile, OCR_FILE_TYPES, TIER_FOR_TYPE, type DetectedFileType } from '../ingestion/file-type.js';
@@ -103,7 +104,7 @@ export class DocumentsService {
     });
     try {
       await pipeline(file, meter, createWriteStream(tmpFile, { mode: 0o600 }));
-      if ((file as Readable & { truncated?: boolean }).truncated) throw new LimitExceeded(payloadTooLarge(`Files may be at most ${limits.file_size_bytes} bytes on this plan`));
+      if (size === 0) throw badRequest('empty_file', 'The file is empty: there is nothing to index', 'body.file');
       const detected = await this.acceptType(tmpFile, filename);
       return await this.store(tmpFile, filename, detected, size, hash.digest('hex'), uploadedBy);
     } catch (error) {
@@ -218,9 +219,10 @@ export class DocumentsService {
   }
 }
 
-/** The name as shown to users: no directories, no control characters, at most 255 characters. */
+const INVISIBLE_CONTROL = new RegExp(`[${INVISIBLE_CONTROLS}]`, 'gu');
+
+/** The name as shown to users: no directories, no control or bidirectional-override characters, at most 255 characters. */
 export function sanitiseFilename(filename: string): string {
-  // eslint-disable-next-line no-control-regex
-  const base = path.basename(filename.replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  const base = path.basename(filename.replace(/\\/g, '/')).replace(INVISIBLE_CONTROL, '').trim();
   return (base || 'unnamed').slice(0, 255);
 }

@@ -2,6 +2,7 @@ import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/p
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { clock } from '../../core/clock.js';
+import { OngoingProblem } from '../../core/ongoing-problem.js';
 import type { Job } from '../../core/jobs/job.js';
 import type { JobContext, JobRunner } from '../../core/jobs/runner.js';
 import type { Embedder } from '../../native/embeddings/embedder.js';
@@ -42,6 +43,8 @@ const safeName = (modelId: string) => modelId.replace(/[^A-Za-z0-9._-]+/g, '_');
 export class IndexService {
   private readonly dir: string;
   private pointer: CurrentPointer | null = null;
+  /** Saves failing one after another (a full disk) are one warning, not one per save. */
+  private readonly saveProblem: OngoingProblem;
 
   constructor(
     private readonly searchIndex: SearchIndex,
@@ -52,6 +55,17 @@ export class IndexService {
     private readonly log: FastifyBaseLogger,
   ) {
     this.dir = path.join(dataDir, 'index');
+    this.saveProblem = new OngoingProblem(
+      log,
+      'the vector index could not be saved: search goes on from memory, and the next start embeds again what the last save lacks',
+      'the vector index is saved again',
+    );
+  }
+
+  /** Every index this service opens reports its saves here instead of failing the work that asked for them. */
+  private openIndex(file: string, embedder: Embedder): ReturnType<typeof openVectorIndex> {
+    const onSaved = (error: Error | null) => (error ? this.saveProblem.report(error) : this.saveProblem.resolved());
+    return openVectorIndex({ file, dimension: embedder.dimension, modelId: embedder.modelId, onSaved });
   }
 
   /**
@@ -82,7 +96,7 @@ export class IndexService {
   private switchTo: Embedder | null = null;
 
   private async serve(embedder: Embedder, base: string): Promise<void> {
-    const vectors = await openVectorIndex({ file: path.join(this.dir, base), dimension: embedder.dimension, modelId: embedder.modelId });
+    const vectors = await this.openIndex(path.join(this.dir, base), embedder);
     if (vectors.discarded) this.log.warn({ reason: vectors.discarded }, 'saved vector index not used: its chunks are embedded again in the background');
     await this.reconcile(vectors, embedder.modelId);
     this.searchIndex.swap({ embedder, vectors });
@@ -126,7 +140,7 @@ export class IndexService {
       const embedder = target ?? this.searchIndex.embedder();
       if (!embedder) return;
       const base = `${safeName(embedder.modelId)}-${clock.now()}.hnsw`;
-      const fresh = await openVectorIndex({ file: path.join(this.dir, base), dimension: embedder.dimension, modelId: embedder.modelId });
+      const fresh = await this.openIndex(path.join(this.dir, base), embedder);
       const last = await this.embedInto(fresh, embedder, context, true);
       await this.chunks.markEmbeddedUpTo(last, embedder.modelId);
       // Documents deleted while the rebuild ran leave vectors behind in the new index: drop them.

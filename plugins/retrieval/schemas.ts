@@ -1,10 +1,10 @@
 import { Type, type Static } from 'typebox';
-import { StringEnum } from '../../core/schemas.js';
+import { StringEnum, VISIBLE_TEXT_PATTERN } from '../../core/schemas.js';
 import { DEFAULT_K, MAX_K, SEARCH_MODES } from './service.js';
 
 export const SearchBody = Type.Object(
   {
-    query: Type.String({ minLength: 1, maxLength: 2000, pattern: '\\S', description: 'Question or keywords; FTS syntax in it is taken literally' }),
+    query: Type.String({ minLength: 1, maxLength: 2000, pattern: VISIBLE_TEXT_PATTERN, description: 'Question or keywords; FTS syntax in it is taken literally' }),
     k: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_K, default: DEFAULT_K, description: 'Results wanted' })),
     mode: Type.Optional(StringEnum(SEARCH_MODES, { default: 'hybrid', description: 'hybrid (vector + keyword, fused), vector or keyword' })),
   },
