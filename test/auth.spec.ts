@@ -250,7 +250,9 @@ describe('bearer token checks', () => {
 });
 
 describe('POST /api/auth/refresh', () => {
-  it('rotates: the new pair works, the old refresh token is refused and ends the session', async () => {
+  it('rotates: the new pair works, the old refresh token is refused and ends that session, and only that one', async () => {
+    // A second login session of the same user (another device), begun before the reuse.
+    const otherDevice = await t.login();
     const first = await t.login();
     const res = await t.request({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: first.refresh } });
     expect(res.statusCode).toBe(200);
@@ -263,9 +265,12 @@ describe('POST /api/auth/refresh', () => {
     // Reuse means a copy leaked: the whole session, the newest tokens included, is over.
     expect((await me(second.access_token)).statusCode).toBe(401);
     expect((await t.request({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: second.refresh_token } })).statusCode).toBe(401);
-    // Other sessions of the same user are untouched.
     expect((await me(first.access)).statusCode).toBe(401);
-    expect((await me((await t.login()).access)).statusCode).toBe(200);
+    // The other session of the same user is untouched: its access token works and its refresh token still rotates.
+    expect((await me(otherDevice.access)).statusCode).toBe(200);
+    const otherRefreshed = await t.request({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: otherDevice.refresh } });
+    expect(otherRefreshed.statusCode).toBe(200);
+    expect((await me(otherRefreshed.json().access_token)).statusCode).toBe(200);
   });
 
   it('refuses an expired refresh token', async () => {
