@@ -129,7 +129,7 @@ describe('failed-login throttling keeps guessers out, not the owner', () => {
     expect((await login(ADMIN.password, '203.0.113.9')).statusCode).toBe(429);
     // The owner's first login from this address: no earlier success vouches for it.
     expect((await login(ADMIN.password, OWNER_ADDRESS)).statusCode).toBe(200);
-  });
+  }, 60_000);
 
   it('still locks brute force from one address: 10 failures, then 429 with Retry-After until the 15 minutes pass', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
@@ -173,7 +173,7 @@ describe('failed-login throttling keeps guessers out, not the owner', () => {
     vi.setSystemTime(Date.now() + 24 * 60 * 60 * 1000);
     expect((await guess('203.0.113.252')).statusCode).toBe(401);
     expect((await login(ADMIN.password, '203.0.113.253')).statusCode).toBe(200);
-  });
+  }, 90_000);
 
   it('counts a wrong current password in a password change like a failed login from that address', async () => {
     const stolen = await t.login();

@@ -451,12 +451,12 @@ describe('the service process', () => {
 
   it('refuses EMAIL_PROVIDER=smtp without PUBLIC_URL or TLS: exit 78 (EX_CONFIG), one line naming PUBLIC_URL', async () => {
     const service = startService(serviceEnv(2525, { PUBLIC_URL: '' }));
-    const { code } = await exitWithin(service, 10_000);
+    const { code } = await exitWithin(service, 30_000);
     expect(code).toBe(78);
     const lines = service.stderr().trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^hearth: invalid configuration: PUBLIC_URL: /);
-  });
+  }, 60_000);
 
   it.each([
     ['SMTP_STARTTLS=1', { SMTP_STARTTLS: '1' }, {}],
@@ -467,13 +467,13 @@ describe('the service process', () => {
     const relay = await startMailSink({ key, cert, allowInsecureAuth: false, ...sinkOptions });
     try {
       const service = startService(serviceEnv(relay.port, { ...tlsEnv, NODE_EXTRA_CA_CERTS: certFile }));
-      const baseUrl = await listening(service);
+      const baseUrl = await listening(service, 60_000);
       const res = await fetch(`${baseUrl}/api/auth/forgot-password`, {
         method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'admin@example.test' }),
       });
       expect(res.status).toBe(200);
       const failed = () => service.logs().some((entry) => entry.event === 'password_reset.send_failed');
-      await waitFor('the reset mail or its failure', service, () => relay.mails.length > 0 || failed());
+      await waitFor('the reset mail or its failure', service, () => relay.mails.length > 0 || failed(), 30_000);
       expect(failed()).toBe(false);
       const [received] = relay.mails;
       expect(received.secure).toBe(true);
@@ -484,5 +484,5 @@ describe('the service process', () => {
     } finally {
       await relay.close();
     }
-  });
+  }, 120_000);
 });
