@@ -113,7 +113,7 @@ export interface Config {
     smtpStartTls: boolean;
     smtpTls: boolean;
   };
-  /** Origin of the web UI for links in mail (PUBLIC_URL); unset: derived from SERVER_NAME or the request. */
+  /** Where the web UI lives, for links in mail (PUBLIC_URL); unset: https://SERVER_NAME with TLS, else no origin at all. */
   publicUrl: string | undefined;
   /** Password reset endpoints: RATE_LIMIT_RESET per minute, bursts of RATE_LIMIT_RESET_BURST. */
   rateLimitReset: { perMinute: number; burst: number };
@@ -303,6 +303,10 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
   if (tlsEnabled && !serverName) throw new ConfigError('SERVER_NAME', 'must be set when TLS_ENABLED is 1');
   const httpRedirectPort = raw(env, 'TLS_HTTP_REDIRECT_PORT') === undefined ? undefined : int(env, 'TLS_HTTP_REDIRECT_PORT', 0, 0, 65535);
   if (httpRedirectPort !== undefined && !tlsEnabled) throw new ConfigError('TLS_HTTP_REDIRECT_PORT', 'needs TLS_ENABLED=1 (it redirects plain HTTP to HTTPS)');
+  // Mailed links are built from configuration only: a request's Host header is the sender's to forge.
+  if (emailProvider === 'smtp' && publicUrl === undefined && !tlsEnabled) {
+    throw new ConfigError('PUBLIC_URL', 'is required when EMAIL_PROVIDER is smtp (the address of the web UI in password reset links), unless TLS_ENABLED is 1 with SERVER_NAME');
+  }
 
   if (raw(env, 'EFFECTIVE_N_CTX') !== undefined) notices.push('EFFECTIVE_N_CTX is read-only (derived at startup); the configured value is ignored');
   if (raw(env, 'VECTORDB_URL') !== undefined) notices.push('VECTORDB_URL is ignored: this release uses the in-process vector index');

@@ -33,34 +33,76 @@ export function loggerOptions(level: LogLevel, privacy: LogPrivacy, stream?: Nod
     level: pinoLevel(level),
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     serializers: {
-      // Query strings can carry reset tokens or OIDC codes: only the path is logged.
-      req: (req: { method: string; url: string; ip?: string }) => ({
+      req: (req: LoggedRequest) => ({
         method: req.method,
-        url: req.url.split('?')[0],
-        ip: req.ip === undefined ? undefined : privacy.user(req.ip),
+        ...privacy.target(req),
+        ip: req.ip === undefined ? undefined : privacy.address(req.ip),
       }),
     },
     ...(stream ? { stream } : {}),
   } as FastifyServerOptions['logger'];
 }
 
-/** One place that decides what a user identifier or a query text looks like in a log line. */
+/** What the `req` serializer reads of a Fastify request (routeOptions.url: the matched pattern, absent without a match). */
+interface LoggedRequest {
+  method: string;
+  url: string;
+  ip?: string;
+  params?: unknown;
+  routeOptions?: { url?: string };
+}
+
+/** Looks up the id of the user a username or id names, synchronously; undefined when none does. */
+export type UserDirectory = (key: string) => string | undefined;
+
+/** One place that decides what a user identifier, a request's target or a query text looks like in a log line. */
 export class LogPrivacy {
   private readonly key: Buffer;
+  private userIdOf: UserDirectory = () => undefined;
 
   constructor(secret: string, private readonly settings: SettingsStore) {
     this.key = Buffer.from(hkdfSync('sha256', secret, 'hearth', 'log-anonymisation', 32));
   }
 
-  /** A user id, username or client address as it may appear in a log line. */
+  /** Installed by the users plugin, so that a user named by username and by id gets the same anon id. */
+  useUserDirectory(directory: UserDirectory): void {
+    this.userIdOf = directory;
+  }
+
+  /** A user, named by id or username, as it may appear in a log line: anonymised, the anon id of their user id. */
   user(identifier: string): string {
-    if (!this.settings.seed('RAG_LOG_ANONYMISE')) return identifier;
-    return `anon:${createHmac('sha256', this.key).update(identifier).digest('hex').slice(0, 16)}`;
+    if (!this.anonymising()) return identifier;
+    return this.anonymise(this.userIdOf(identifier) ?? identifier.toLowerCase());
+  }
+
+  /** A client address as it may appear in a log line (never looked up as a user: "10.0.0.1" is a valid username). */
+  address(ip: string): string {
+    return this.anonymising() ? this.anonymise(ip) : ip;
   }
 
   /** The signed-in caller of a request, as a log identifier. */
   caller(request: { principal: { id: string } | null }): string {
-    return request.principal ? this.user(request.principal.id) : 'anonymous';
+    if (!request.principal) return 'anonymous';
+    return this.anonymising() ? this.anonymise(request.principal.id) : request.principal.id;
+  }
+
+  /**
+   * Where a request went. Never the query string (reset tokens, OIDC codes). Anonymising, not the
+   * path either, which can name a user (/api/admin/auth/users/viewer2/sessions): the route pattern,
+   * and each path parameter as a user would be (an unmatched path is the parameter '*').
+   */
+  target(request: LoggedRequest): { url: string; params?: Record<string, string> } {
+    if (!this.anonymising()) return { url: request.url.split('?')[0] };
+    const params = Object.entries((request.params ?? {}) as Record<string, unknown>).map(([name, value]) => [name, this.user(String(value))]);
+    return { url: request.routeOptions?.url ?? '*', ...(params.length ? { params: Object.fromEntries(params) } : {}) };
+  }
+
+  private anonymising(): boolean {
+    return this.settings.seed('RAG_LOG_ANONYMISE');
+  }
+
+  private anonymise(value: string): string {
+    return `anon:${createHmac('sha256', this.key).update(value).digest('hex').slice(0, 16)}`;
   }
 
   query(text: string): string {

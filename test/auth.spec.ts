@@ -85,7 +85,7 @@ describe('POST /api/auth/login', () => {
     expect(res.json().error.code).toBe('payload_too_large');
   });
 
-  it('throttles failed logins per account with 429 and Retry-After', async () => {
+  it('throttles failed logins per account and client address with 429 and Retry-After', async () => {
     for (let i = 0; i < 10; i++) {
       const res = await t.request({ method: 'POST', url: '/api/auth/login', payload: { username: 'admin', password: `bad-password-${i}` } });
       expect(res.statusCode).toBe(401);
@@ -114,6 +114,85 @@ describe('POST /api/auth/login', () => {
     expect((await t.request({ method: 'POST', url: '/api/auth/login', payload: ADMIN })).statusCode).toBe(200);
     for (let i = 0; i < 9; i++) await t.request({ method: 'POST', url: '/api/auth/login', payload: { username: 'admin', password: `bad-${i}-password` } });
     expect((await t.request({ method: 'POST', url: '/api/auth/login', payload: ADMIN })).statusCode).toBe(200);
+  });
+});
+
+describe('failed-login throttling keeps guessers out, not the owner', () => {
+  const OWNER_ADDRESS = '198.51.100.20';
+  const login = (password: string, remoteAddress: string) =>
+    t.request({ method: 'POST', url: '/api/auth/login', payload: { username: 'admin', password }, remoteAddress });
+  const guess = (remoteAddress: string, i = 0) => login(`wrong-guess-${i}-password`, remoteAddress);
+  const retryAfter = (res: { headers: Record<string, unknown> }) => Number(res.headers['retry-after']);
+
+  it('an attacker failing many times at one address does not keep the owner out at another', async () => {
+    for (let i = 0; i < 30; i++) await guess('203.0.113.9', i);
+    expect((await login(ADMIN.password, '203.0.113.9')).statusCode).toBe(429);
+    // The owner's first login from this address: no earlier success vouches for it.
+    expect((await login(ADMIN.password, OWNER_ADDRESS)).statusCode).toBe(200);
+  }, 60_000);
+
+  it('still locks brute force from one address: 10 failures, then 429 with Retry-After until the 15 minutes pass', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    for (let i = 0; i < 10; i++) expect((await guess('203.0.113.9', i)).statusCode).toBe(401);
+    const locked = await login(ADMIN.password, '203.0.113.9');
+    expect(locked.statusCode).toBe(429);
+    expect(locked.json().error.code).toBe('too_many_requests');
+    expect(retryAfter(locked)).toBeGreaterThan(14 * 60);
+    expect(retryAfter(locked)).toBeLessThanOrEqual(15 * 60);
+    vi.setSystemTime(Date.now() + retryAfter(locked) * 1000);
+    expect((await login(ADMIN.password, '203.0.113.9')).statusCode).toBe(200);
+  });
+
+  it('slows a distributed attack account-wide, doubling the wait up to 15 minutes, while the owner’s known address is exempt', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    expect((await login(ADMIN.password, OWNER_ADDRESS)).statusCode).toBe(200);
+    // 20 failures a day from all addresses together pass untouched…
+    for (let i = 0; i < 20; i++) expect((await guess(`203.0.113.${i}`)).statusCode).toBe(401);
+    // …then every address that has not signed in to the account waits, even with the right password.
+    const held = await login(ADMIN.password, '203.0.113.99');
+    expect(held.statusCode).toBe(429);
+    expect(retryAfter(held)).toBe(1);
+    expect((await login(ADMIN.password, OWNER_ADDRESS)).statusCode).toBe(200);
+
+    const waits: number[] = [];
+    let wait = retryAfter(held);
+    for (let i = 0; i < 12; i++) {
+      vi.setSystemTime(Date.now() + wait * 1000);
+      expect((await guess(`203.0.113.${100 + i}`)).statusCode).toBe(401);
+      const next = await login(ADMIN.password, `203.0.113.${200 + i}`);
+      expect(next.statusCode).toBe(429);
+      waits.push((wait = retryAfter(next)));
+    }
+    expect(waits).toEqual([2, 4, 8, 16, 32, 64, 128, 256, 512, 900, 900, 900]);
+    // The owner's success does not wipe the attacker's count: the next failure still costs the longest wait.
+    expect((await login(ADMIN.password, OWNER_ADDRESS)).statusCode).toBe(200);
+    vi.setSystemTime(Date.now() + wait * 1000);
+    expect((await guess('203.0.113.250')).statusCode).toBe(401);
+    expect(retryAfter(await login(ADMIN.password, '203.0.113.251'))).toBe(900);
+    // A day after it began, the count starts afresh.
+    vi.setSystemTime(Date.now() + 24 * 60 * 60 * 1000);
+    expect((await guess('203.0.113.252')).statusCode).toBe(401);
+    expect((await login(ADMIN.password, '203.0.113.253')).statusCode).toBe(200);
+  }, 90_000);
+
+  it('counts a wrong current password in a password change like a failed login from that address', async () => {
+    const stolen = await t.login();
+    const change = (current: string, remoteAddress: string, token: string) =>
+      t.request({ method: 'PUT', url: '/api/auth/password', token, remoteAddress, payload: { current_password: current, new_password: 'a-new-admin-password-1' } });
+    for (let i = 0; i < 10; i++) {
+      const res = await change(`guess-${i}-password`, '203.0.113.7', stolen.access);
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error.code).toBe('wrong_password');
+    }
+    const held = await change(ADMIN.password, '203.0.113.7', stolen.access);
+    expect(held.statusCode).toBe(429);
+    expect(retryAfter(held)).toBeGreaterThan(0);
+    // One count for guesses at this account's password from that address, by either route.
+    expect((await login(ADMIN.password, '203.0.113.7')).statusCode).toBe(429);
+    // The owner elsewhere signs in and changes the password.
+    const owner = await login(ADMIN.password, OWNER_ADDRESS);
+    expect(owner.statusCode).toBe(200);
+    expect((await change(ADMIN.password, OWNER_ADDRESS, owner.json().access_token)).statusCode).toBe(200);
   });
 });
 
@@ -171,7 +250,9 @@ describe('bearer token checks', () => {
 });
 
 describe('POST /api/auth/refresh', () => {
-  it('rotates: the new pair works, the old refresh token is refused and ends the session', async () => {
+  it('rotates: the new pair works, the old refresh token is refused and ends that session, and only that one', async () => {
+    // A second login session of the same user (another device), begun before the reuse.
+    const otherDevice = await t.login();
     const first = await t.login();
     const res = await t.request({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: first.refresh } });
     expect(res.statusCode).toBe(200);
@@ -184,9 +265,12 @@ describe('POST /api/auth/refresh', () => {
     // Reuse means a copy leaked: the whole session, the newest tokens included, is over.
     expect((await me(second.access_token)).statusCode).toBe(401);
     expect((await t.request({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: second.refresh_token } })).statusCode).toBe(401);
-    // Other sessions of the same user are untouched.
     expect((await me(first.access)).statusCode).toBe(401);
-    expect((await me((await t.login()).access)).statusCode).toBe(200);
+    // The other session of the same user is untouched: its access token works and its refresh token still rotates.
+    expect((await me(otherDevice.access)).statusCode).toBe(200);
+    const otherRefreshed = await t.request({ method: 'POST', url: '/api/auth/refresh', payload: { refresh_token: otherDevice.refresh } });
+    expect(otherRefreshed.statusCode).toBe(200);
+    expect((await me(otherRefreshed.json().access_token)).statusCode).toBe(200);
   });
 
   it('refuses an expired refresh token', async () => {

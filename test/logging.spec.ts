@@ -58,6 +58,35 @@ describe('logging', () => {
     await t.close();
   });
 
+  it('logs a request as its route pattern with anonymised parameters: one user, one anon id, by username or by id', async () => {
+    const t = await startApp();
+    const admin = (await t.login()).access;
+    const viewer = await t.userWithRole('viewer', 'viewer2');
+    expect((await t.request({ method: 'GET', url: `/api/auth/users/${viewer.id}`, token: admin })).statusCode).toBe(200);
+    expect((await t.request({ method: 'DELETE', url: '/api/admin/auth/users/Viewer2/sessions', token: admin })).statusCode).toBe(200);
+    expect((await t.request({ method: 'DELETE', url: `/api/auth/users/${viewer.id}/sessions`, token: admin })).statusCode).toBe(404);
+    expect((await t.request({ method: 'DELETE', url: `/api/auth/users/${viewer.id}`, token: admin })).statusCode).toBe(204);
+
+    expect(t.logs().toLowerCase()).not.toContain('viewer2');
+    expect(t.logs()).not.toContain(viewer.id);
+    const lines = t.logs().split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    const requests = lines.filter((line) => line.msg === 'incoming request').map((line) => line.req);
+    const revoke = requests.find((req) => req.method === 'DELETE' && req.url === '/api/admin/auth/users/:username/sessions');
+    expect(revoke).toEqual({ method: 'DELETE', url: '/api/admin/auth/users/:username/sessions', params: { username: expect.stringMatching(/^anon:[0-9a-f]{16}$/) }, ip: expect.stringMatching(/^anon:/) });
+    const anon = revoke.params.username;
+    expect(requests).toContainEqual({ method: 'GET', url: '/api/auth/users/:id', params: { id: anon }, ip: expect.any(String) });
+    expect(requests).toContainEqual({ method: 'DELETE', url: '/api/auth/users/:id', params: { id: anon }, ip: expect.any(String) });
+    // An unmatched path is one anonymised parameter too.
+    expect(requests).toContainEqual({ method: 'DELETE', url: '*', params: { '*': expect.stringMatching(/^anon:/) }, ip: expect.any(String) });
+    // The lines the handlers write name the same user the same way, whether they had the username or the id.
+    const named = (msg: string) => lines.filter((line) => line.msg === msg).map((line) => line.user);
+    expect(named('user created')).toEqual([anon]);
+    expect(named('login')).toContain(anon);
+    expect(named('user sessions revoked')).toEqual([anon]);
+    expect(named('user deleted')).toEqual([anon]);
+    await t.close();
+  });
+
   it('logs identifiers in clear when RAG_LOG_ANONYMISE is false, and query text only when RAG_LOG_REDACT_QUERIES is false', async () => {
     const t = await startApp({ RAG_LOG_ANONYMISE: 'false' });
     await t.login();

@@ -1,18 +1,19 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SmtpEmailSender } from '../plugins/password-reset/mailer.js';
-import { snapshot, startApp, type TestApp } from './helpers.js';
+import { cleanupServices, ensureBuilt, exitWithin, listening, startService, tempDir, waitFor } from './fixtures/service-process.js';
+import { TEST_JWT_SECRET, TEST_MFA_KEY, snapshot, startApp, type TestApp } from './helpers.js';
 
 /** A real SMTP server on loopback that keeps every raw mail it receives. */
 interface MailSink {
   port: number;
-  mails: { to: string[]; raw: string }[];
+  /** Each mail with its recipients and whether its connection was TLS (implicit or upgraded). */
+  mails: { to: string[]; raw: string; secure: boolean }[];
   /** While set, the server does not finish accepting a mail until it is resolved. */
   hold?: Promise<void>;
   close: () => Promise<void>;
@@ -37,12 +38,14 @@ async function startMailSink(options: SMTPServerOptions = {}): Promise<MailSink>
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', async () => {
         await sink.hold;
-        sink.mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
+        sink.mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8'), secure: session.secure });
         callback();
       });
     },
     ...options,
   });
+  // A client that fails its TLS handshake is the test's finding, not an unhandled error of the sink.
+  server.on('error', () => undefined);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   sink.port = (server.server.address() as AddressInfo).port;
   sink.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
@@ -54,13 +57,16 @@ const decodeQuotedPrintable = (raw: string) =>
   raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_match, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 
 function linkIn(text: string): { link: string; token: string } {
-  const match = text.match(/(\S+\/reset-password\?token=([A-Za-z0-9_-]+))/);
+  const match = text.match(/(\S*\/reset-password\?token=([A-Za-z0-9_-]+))/);
   if (!match) throw new Error(`no reset link in:\n${text}`);
   return { link: match[1], token: match[2] };
 }
 
+const PUBLIC_URL = 'https://hearth.example.test';
+
 const smtpEnv = (sink: MailSink, extra: Record<string, string> = {}) => ({
   EMAIL_PROVIDER: 'smtp',
+  PUBLIC_URL,
   SMTP_HOST: '127.0.0.1',
   SMTP_PORT: String(sink.port),
   SMTP_FROM: 'Hearth <hearth@example.test>',
@@ -91,9 +97,11 @@ const resetRows = () => t.app.db.selectFrom('password_reset_tokens').selectAll()
 const state = async () => ({ users: await snapshot(t.app, 'users'), sessions: await snapshot(t.app, 'auth_sessions'), tokens: await resetRows() });
 
 /** Asks for a link for `email` and returns the token from the mail that arrived. */
-async function mailedToken(email: string): Promise<{ link: string; token: string; to: string[] }> {
+async function mailedToken(email: string, headers: Record<string, string> = {}): Promise<{ link: string; token: string; to: string[] }> {
   const before = sink.mails.length;
-  expect((await forgot(email)).statusCode).toBe(200);
+  const res = await t.request({ method: 'POST', url: '/api/auth/forgot-password', payload: { email }, headers });
+  responseBodies.push(res.body);
+  expect(res.statusCode).toBe(200);
   await t.app.passwordReset.idle();
   expect(sink.mails).toHaveLength(before + 1);
   const mail = sink.mails[before];
@@ -121,7 +129,7 @@ describe('password reset over SMTP', () => {
     const alice = await t.userWithRole('viewer', 'alice');
     const { link, token, to } = await mailedToken('Alice@Example.test');
     expect(to).toEqual(['alice@example.test']);
-    expect(link).toBe(`http://localhost/reset-password?token=${token}`);
+    expect(link).toBe(`${PUBLIC_URL}/reset-password?token=${token}`);
     expect(Buffer.from(token, 'base64url')).toHaveLength(32);
     const text = decodeQuotedPrintable(sink.mails[0].raw);
     expect(text).toMatch(/^From: Hearth <hearth@example\.test>/m);
@@ -289,6 +297,32 @@ describe('password reset over SMTP', () => {
   });
 });
 
+/** What an attacker sends to aim the victim's link at a host of theirs. */
+const FORGED_HOST = { host: 'evil.example.test', 'x-forwarded-host': 'evil.example.test', 'x-forwarded-proto': 'http', 'x-forwarded-for': '192.0.2.66' };
+
+describe('reset links come from configuration, never from the request', () => {
+  afterEach(async () => {
+    await t.close();
+    await sink.close();
+  });
+
+  it.each([
+    ['PUBLIC_URL', { PUBLIC_URL: 'https://hearth.example.test/app/' }, 'https://hearth.example.test/app'],
+    ['https://SERVER_NAME with TLS on 443', { PUBLIC_URL: '', TLS_ENABLED: '1', SERVER_NAME: 'hearth.lan', PORT: '443' }, 'https://hearth.lan'],
+    ['https://SERVER_NAME:PORT with TLS on another port', { PUBLIC_URL: '', TLS_ENABLED: '1', SERVER_NAME: 'hearth.lan', PORT: '8443' }, 'https://hearth.lan:8443'],
+  ])('mails a link to %s whatever Host and X-Forwarded-Host say, with and without TRUST_PROXY', async (_what, origin, expected) => {
+    sink = await startMailSink();
+    for (const proxy of [{}, { TRUST_PROXY: 'true' }] as Record<string, string>[]) {
+      t = await startApp(smtpEnv(sink, { ...origin, ...proxy }));
+      await t.userWithRole('viewer', 'vera');
+      const { link, token } = await mailedToken('vera@example.test', FORGED_HOST);
+      expect(link, JSON.stringify(proxy)).toBe(`${expected}/reset-password?token=${token}`);
+      await t.close();
+    }
+    t = await startApp(); // afterEach closes it
+  });
+});
+
 describe('password reset rate limit', () => {
   withMailingApp();
 
@@ -348,51 +382,108 @@ describe('password reset with EMAIL_PROVIDER=console', () => {
     // The deliberate line is the only one that carries the token.
     expect(t.logs().split('\n').filter((line) => line.includes(token))).toHaveLength(1);
   });
+
+  it('without PUBLIC_URL logs the path only, whatever Host and X-Forwarded-Host say, and warns at start', async () => {
+    for (const proxy of [{}, { TRUST_PROXY: 'true' }] as Record<string, string>[]) {
+      t = await startApp(proxy);
+      const warning = t.logs().split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((entry) => entry.plugin === 'password-reset');
+      await t.userWithRole('editor', 'lou');
+      const res = await t.request({ method: 'POST', url: '/api/auth/forgot-password', payload: { email: 'lou@example.test' }, headers: FORGED_HOST });
+      expect(res.json()).toEqual(FORGOT_BODY);
+      await t.app.passwordReset.idle();
+      const [line] = t.logs().split('\n').filter((entry) => entry.includes('[EMAIL_PROVIDER=console]'));
+      const { link, token } = linkIn(JSON.parse(line).msg);
+      expect(link, JSON.stringify(proxy)).toBe(`/reset-password?token=${token}`);
+      expect(t.logs()).not.toContain('evil.example.test');
+      expect(warning).toMatchObject({ level: 40, msg: expect.stringContaining('PUBLIC_URL is not set') });
+      expect((await reset(token, 'lou-new-password-123')).statusCode).toBe(200);
+      await t.close();
+    }
+    t = await startApp({ PUBLIC_URL }); // afterEach closes it
+  });
 });
 
-/** A self-signed certificate for localhost, made with openssl where the machine has it. */
-function localhostCertificate(): { key: Buffer; cert: Buffer } | undefined {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'hearth-smtp-tls-'));
-  try {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost',
-      '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'),
-    ], { stdio: 'ignore' });
-    return { key: readFileSync(path.join(dir, 'key.pem')), cert: readFileSync(path.join(dir, 'cert.pem')) };
-  } catch {
-    return undefined;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+/** A self-signed certificate for 127.0.0.1 and localhost, made with openssl; its files live in `dir`. */
+function loopbackCertificate(dir: string): { key: Buffer; cert: Buffer; certFile: string } {
+  const keyFile = path.join(dir, 'key.pem');
+  const certFile = path.join(dir, 'cert.pem');
+  execFileSync('openssl', [
+    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+    '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    '-keyout', keyFile, '-out', certFile,
+  ], { stdio: 'ignore' });
+  return { key: readFileSync(keyFile), cert: readFileSync(certFile), certFile };
 }
 
 describe('SMTP transport security', () => {
-  const certificate = localhostCertificate();
   const mail = { to: 'x@example.test', username: 'x', link: 'https://h/reset-password?token=abc', expiresAt: new Date() };
-  const email = (port: number, tls: { smtpTls?: boolean; smtpStartTls?: boolean }) => ({
-    provider: 'smtp' as const, smtpHost: '127.0.0.1', smtpPort: port, smtpFrom: 'hearth@example.test',
-    smtpUsername: SMTP_USER, smtpPassword: SMTP_PASS, smtpStartTls: false, smtpTls: false, ...tls,
-  });
 
   it('SMTP_STARTTLS refuses a server that does not offer STARTTLS rather than sending in clear', async () => {
     const plain = await startMailSink({ disabledCommands: ['STARTTLS'] });
-    const sender = new SmtpEmailSender(email(plain.port, { smtpStartTls: true }), 30);
+    const sender = new SmtpEmailSender({
+      provider: 'smtp', smtpHost: '127.0.0.1', smtpPort: plain.port, smtpFrom: 'hearth@example.test',
+      smtpUsername: SMTP_USER, smtpPassword: SMTP_PASS, smtpStartTls: true, smtpTls: false,
+    }, 30);
     await expect(sender.sendResetLink(mail)).rejects.toThrow(/STARTTLS/);
     expect(plain.mails).toHaveLength(0);
     sender.close();
     await plain.close();
   });
+});
 
-  it.skipIf(!certificate)('SMTP_STARTTLS upgrades and SMTP_TLS connects over TLS', async () => {
-    const upgrading = await startMailSink({ key: certificate!.key, cert: certificate!.cert });
-    const implicit = await startMailSink({ secure: true, key: certificate!.key, cert: certificate!.cert });
-    for (const [sink, tls] of [[upgrading, { smtpStartTls: true }], [implicit, { smtpTls: true }]] as const) {
-      const sender = new SmtpEmailSender(email(sink.port, tls), 30, { ca: certificate!.cert, servername: 'localhost' });
-      await sender.sendResetLink(mail);
-      sender.close();
-      expect(sink.mails).toHaveLength(1);
-      await sink.close();
-    }
+/**
+ * The built service (`node dist/server.js`) configured only through its environment, as shipped:
+ * config refusals and their exit code, and mail over TLS to a relay whose certificate the test made
+ * (trusted the way an operator trusts a private CA: NODE_EXTRA_CA_CERTS).
+ */
+describe('the service process', () => {
+  beforeAll(() => {
+    ensureBuilt();
+  }, 180_000);
+  afterAll(() => {
+    cleanupServices();
   });
+
+  const serviceEnv = (sinkPort: number, extra: Record<string, string>) => ({
+    PORT: '0', HOST: '127.0.0.1', DATA_DIR: tempDir(), JWT_SECRET_KEY: TEST_JWT_SECRET, MFA_ENCRYPTION_KEY: TEST_MFA_KEY,
+    DEFAULT_ADMIN_EMAIL: 'admin@example.test', PUBLIC_URL, EMAIL_PROVIDER: 'smtp', SMTP_HOST: '127.0.0.1', SMTP_PORT: String(sinkPort),
+    SMTP_FROM: 'hearth@example.test', SMTP_USERNAME: SMTP_USER, SMTP_PASSWORD: SMTP_PASS, ...extra,
+  });
+
+  it('refuses EMAIL_PROVIDER=smtp without PUBLIC_URL or TLS: exit 78 (EX_CONFIG), one line naming PUBLIC_URL', async () => {
+    const service = startService(serviceEnv(2525, { PUBLIC_URL: '' }));
+    const { code } = await exitWithin(service, 30_000);
+    expect(code).toBe(78);
+    const lines = service.stderr().trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^hearth: invalid configuration: PUBLIC_URL: /);
+  }, 60_000);
+
+  it.each([
+    ['SMTP_STARTTLS=1', { SMTP_STARTTLS: '1' }, {}],
+    ['SMTP_TLS=1', { SMTP_TLS: '1' }, { secure: true }],
+  ])('%s: the reset mail reaches the relay over TLS', async (_what, tlsEnv, sinkOptions) => {
+    const { key, cert, certFile } = loopbackCertificate(tempDir('hearth-smtp-tls-'));
+    // Authentication only over TLS: a mail sent in clear would not even get past AUTH.
+    const relay = await startMailSink({ key, cert, allowInsecureAuth: false, ...sinkOptions });
+    try {
+      const service = startService(serviceEnv(relay.port, { ...tlsEnv, NODE_EXTRA_CA_CERTS: certFile }));
+      const baseUrl = await listening(service, 60_000);
+      const res = await fetch(`${baseUrl}/api/auth/forgot-password`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'admin@example.test' }),
+      });
+      expect(res.status).toBe(200);
+      const failed = () => service.logs().some((entry) => entry.event === 'password_reset.send_failed');
+      await waitFor('the reset mail or its failure', service, () => relay.mails.length > 0 || failed(), 30_000);
+      expect(failed()).toBe(false);
+      const [received] = relay.mails;
+      expect(received.secure).toBe(true);
+      expect(received.to).toEqual(['admin@example.test']);
+      expect(linkIn(decodeQuotedPrintable(received.raw)).link).toMatch(new RegExp(`^${PUBLIC_URL}/reset-password\\?token=`));
+      service.child.kill('SIGTERM');
+      expect((await exitWithin(service, 15_000)).code).toBe(0);
+    } finally {
+      await relay.close();
+    }
+  }, 120_000);
 });

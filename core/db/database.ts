@@ -31,6 +31,7 @@ export async function openDatabase(file: string): Promise<Db> {
     }
     return statement.all(parameters);
   });
+  directReaders.set(db, (sql, parameters) => statements.prepare(sql).all(parameters));
   await migrate(db);
   return db;
 }
@@ -43,6 +44,16 @@ const directRunners = new WeakMap<object, DirectRunner>();
 /** The synchronous runner of a database opened here (SQLite); undefined for any other dialect. */
 export function directRunner(db: object): DirectRunner | undefined {
   return directRunners.get(db);
+}
+
+/** Runs a compiled read at once on the connection; inside another caller's open transaction it sees what that one wrote so far. */
+export type DirectReader = (sql: string, parameters: readonly unknown[]) => unknown[];
+
+const directReaders = new WeakMap<object, DirectReader>();
+
+/** The synchronous reader of a database opened here (SQLite), for callers that cannot wait; undefined for any other dialect. */
+export function directReader(db: object): DirectReader | undefined {
+  return directReaders.get(db);
 }
 
 const STATEMENT_CACHE_SIZE = 500;

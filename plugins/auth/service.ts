@@ -37,7 +37,7 @@ export class AuthService {
       await this.throttle.failed(username, address);
       throw new HttpError(401, 'invalid_credentials', INVALID_CREDENTIALS);
     }
-    await this.throttle.succeeded(username);
+    await this.throttle.succeeded(username, address);
     return user;
   }
 

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin';
-import { LoginThrottle } from '../auth/login-throttle.js';
+import { SecondFactorThrottle } from '../auth/login-throttle.js';
 import { MfaRepository } from './repository.js';
 import { mfaRoutes } from './routes.js';
 import { MfaService } from './service.js';
@@ -13,7 +13,7 @@ declare module 'fastify' {
 /** TOTP second factor (ENTERPRISE to enrol): enrolment, recovery codes, and the second login step. */
 export default fp(
   async function mfa(app) {
-    const service = new MfaService(new MfaRepository(app.db), app.secretBox, app.sessions, app.users, new LoginThrottle());
+    const service = new MfaService(new MfaRepository(app.db), app.secretBox, app.sessions, app.users, new SecondFactorThrottle());
     app.decorate('mfa', service);
     app.auth.useSecondFactor(service);
     await app.register(mfaRoutes);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { clock } from '../../core/clock.js';
 import type { SecretBox } from '../../core/crypto/secret-box.js';
 import { HttpError, badRequest, conflict } from '../../core/errors.js';
-import type { LoginThrottle } from '../auth/login-throttle.js';
+import type { SecondFactorThrottle } from '../auth/login-throttle.js';
 import type { MfaChallenge, SecondFactorGate } from '../auth/service.js';
 import type { SessionService, TokenPair } from '../sessions/service.js';
 import type { UserRow } from '../users/repository.js';
@@ -35,7 +35,7 @@ export class MfaService implements SecondFactorGate {
     private readonly sessions: SessionService,
     private readonly users: UsersService,
     /** Its own counters: a correct password must not reset the count of wrong codes. */
-    private readonly throttle: LoginThrottle,
+    private readonly throttle: SecondFactorThrottle,
   ) {}
 
   /** Asked for every successful password login, whatever the plan: a lapsed licence must not weaken login. */

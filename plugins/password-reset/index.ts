@@ -3,7 +3,7 @@ import { UsersRepository } from '../users/repository.js';
 import { emailSender } from './mailer.js';
 import { PasswordResetRepository } from './repository.js';
 import { passwordResetRoutes } from './routes.js';
-import { PasswordResetService, RESET_TOKEN_MINUTES } from './service.js';
+import { PasswordResetService, RESET_TOKEN_MINUTES, resetLinkBase } from './service.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -16,13 +16,13 @@ export default fp(
   async function passwordReset(app) {
     const log = app.log.child({ plugin: 'password-reset' });
     const sender = emailSender(app.config, RESET_TOKEN_MINUTES, log, app.logPrivacy);
-    const service = new PasswordResetService(new PasswordResetRepository(app.db), app.users, new UsersRepository(app.db), sender, log, app.logPrivacy);
+    // SMTP without PUBLIC_URL or SERVER_NAME is refused by loadConfig; only the console provider gets here without one.
+    const linkBase = resetLinkBase(app.config);
+    if (!linkBase) log.warn('PUBLIC_URL is not set: password reset links are logged as a path (/reset-password?token=…); open it on this server\'s address, or set PUBLIC_URL');
+    const service = new PasswordResetService(new PasswordResetRepository(app.db), app.users, new UsersRepository(app.db), sender, log, app.logPrivacy, linkBase);
     app.decorate('passwordReset', service);
     await app.register(passwordResetRoutes);
 
-    if (app.config.email.provider === 'smtp' && !app.config.publicUrl && !(app.config.tls.enabled && app.config.tls.serverName)) {
-      log.warn('PUBLIC_URL is not set: password reset links are built from the Host header of the request; set PUBLIC_URL');
-    }
     // Mails already queued go out before the database closes.
     app.addHook('onClose', async () => {
       await service.idle();

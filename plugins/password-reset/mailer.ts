@@ -1,4 +1,3 @@
-import type { ConnectionOptions } from 'node:tls';
 import type { FastifyBaseLogger } from 'fastify';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Config } from '../../core/config.js';
@@ -49,8 +48,8 @@ export class ConsoleEmailSender implements EmailSender {
 export class SmtpEmailSender implements EmailSender {
   private readonly transport: Transporter;
 
-  /** `tls` adds TLS options such as a private CA (tests; a relay with its own certificate authority). */
-  constructor(private readonly email: Config['email'], private readonly validMinutes: number, tls?: ConnectionOptions) {
+  /** A relay whose certificate comes from a private CA is trusted through NODE_EXTRA_CA_CERTS, like any TLS peer. */
+  constructor(private readonly email: Config['email'], private readonly validMinutes: number) {
     this.transport = nodemailer.createTransport({
       host: email.smtpHost,
       port: email.smtpPort,
@@ -62,7 +61,6 @@ export class SmtpEmailSender implements EmailSender {
       connectionTimeout: 10_000,
       greetingTimeout: 10_000,
       socketTimeout: 30_000,
-      ...(tls ? { tls } : {}),
     });
   }
 

@@ -1,25 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import type { Config } from '../../core/config.js';
 import { ForgotPasswordBody, ResetAccepted, ResetPasswordBody } from './schemas.js';
 import { RESET_TOKEN_MINUTES } from './service.js';
 
 /** The one answer to every well-formed forgot-password request, so it reveals nothing. */
 const FORGOT_ANSWER = { message: 'If a local account uses this address, a password reset link has been sent to it.' };
-
-/**
- * Where the web UI lives, for the link: PUBLIC_URL, else https://SERVER_NAME with TLS, else the
- * request's own origin (a forged Host header then only misdirects a link that goes to its victim; set PUBLIC_URL).
- */
-export function linkBase(config: Config, request: FastifyRequest): string | undefined {
-  if (config.publicUrl) return config.publicUrl;
-  if (config.tls.enabled && config.tls.serverName) return `https://${config.tls.serverName}`;
-  try {
-    return new URL(`${request.protocol}://${request.host}`).origin;
-  } catch {
-    return undefined;
-  }
-}
 
 export const passwordResetRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { perMinute, burst } = app.config.rateLimitReset;
@@ -38,9 +23,8 @@ export const passwordResetRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: ResetAccepted },
     },
   }, async (request) => {
-    const base = linkBase(app.config, request);
     // Queued, not awaited: the answer must not take longer when the address matches.
-    if (base) app.passwordReset.requestReset(request.body.email, base);
+    app.passwordReset.requestReset(request.body.email);
     return FORGOT_ANSWER;
   });
 

@@ -2,7 +2,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { assertPasswordPolicy } from '../../core/auth/passwords.js';
 import { clock } from '../../core/clock.js';
+import type { Config } from '../../core/config.js';
 import { badRequest } from '../../core/errors.js';
+import { httpsOrigin } from '../../core/tls.js';
 import type { LogPrivacy } from '../../core/logger.js';
 import type { UserRow, UsersRepository } from '../users/repository.js';
 import type { UsersService } from '../users/service.js';
@@ -16,6 +18,17 @@ const RESET_TOKEN_BYTES = 32;
 const MAX_PENDING = 100;
 
 export const hashResetToken = digestSecret;
+
+/**
+ * Where the web UI lives, for the link: PUBLIC_URL, else https://SERVER_NAME with TLS, else ''
+ * (the link is then a bare path). Never the request's Host or X-Forwarded-Host: a forged one
+ * would mail the victim a link that hands the token to the forger.
+ */
+export function resetLinkBase(config: Config): string {
+  if (config.publicUrl) return config.publicUrl;
+  if (config.tls.enabled && config.tls.serverName) return httpsOrigin(config, config.port);
+  return '';
+}
 
 /** Only accounts that sign in with a local password can reset it (rule 11). */
 const hasLocalPassword = (user: UserRow) => user.auth_source === 'local' && user.hashed_password !== null;
@@ -39,17 +52,19 @@ export class PasswordResetService {
     private readonly sender: EmailSender,
     private readonly log: FastifyBaseLogger,
     private readonly privacy: LogPrivacy,
+    /** From resetLinkBase: an origin (and path) from configuration, or '' for a bare path. */
+    private readonly linkBase: string,
   ) {}
 
-  /** Queues the lookup and the mail and returns at once; `baseUrl` is where the web UI lives. */
-  requestReset(email: string, baseUrl: string): void {
+  /** Queues the lookup and the mail and returns at once. */
+  requestReset(email: string): void {
     if (this.pending.size >= MAX_PENDING) {
       this.log.warn({ event: 'password_reset.dropped' }, 'password reset request dropped: too many mails pending');
       return;
     }
     // Started on the next turn of the event loop, after the answer has been written.
     const job = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.sendResetLinks(email, baseUrl))
+      .then(() => this.sendResetLinks(email))
       .catch((error: Error & { code?: string }) => this.log.error({ event: 'password_reset.send_failed', err: describeFailure(error) }, 'password reset mail failed'))
       .finally(() => this.pending.delete(job));
     this.pending.add(job);
@@ -73,14 +88,14 @@ export class PasswordResetService {
     this.log.info({ event: 'password_reset.completed', user: this.privacy.user(user.id) }, 'password reset completed');
   }
 
-  private async sendResetLinks(email: string, baseUrl: string): Promise<void> {
+  private async sendResetLinks(email: string): Promise<void> {
     const accounts = (await this.usersRepository.listByEmail(email)).filter(hasLocalPassword);
     for (const user of accounts) {
       const token = randomBytes(RESET_TOKEN_BYTES).toString('base64url');
       const now = clock.now();
       const expiresAt = now + RESET_TOKEN_MINUTES * 60_000;
       await this.repository.issue({ id: randomUUID(), userId: user.id, tokenHash: hashResetToken(token), now, expiresAt });
-      const link = `${baseUrl}/reset-password?token=${encodeURIComponent(token)}`;
+      const link = `${this.linkBase}/reset-password?token=${encodeURIComponent(token)}`;
       await this.sender.sendResetLink({ to: user.email!, username: user.username, link, expiresAt: new Date(expiresAt) });
       this.log.info({ event: 'password_reset.sent', user: this.privacy.user(user.id) }, 'password reset link sent');
     }

@@ -13,9 +13,12 @@ declare module 'fastify' {
 /** Users and roles: the repository, the rules, and the admin CRUD under /api/auth/users. */
 export default fp(
   async function users(app) {
+    const repository = new UsersRepository(app.db);
+    // One user, one anon id in the logs, whether a line names them by username or by id.
+    app.logPrivacy.useUserDirectory((key) => repository.idNow(key));
     app.decorate(
       'users',
-      new UsersService(new UsersRepository(app.db), {
+      new UsersService(repository, {
         requireEmail: app.config.authRequireEmail,
         onUserChanged: (userId) => app.sessions.forget(userId),
         onPasswordChanged: async (userId) => {

@@ -1,6 +1,6 @@
 import type { ExpressionBuilder, Insertable, Selectable, SqlBool, Transaction, Updateable } from 'kysely';
 import type { Db } from '../../core/db/database.js';
-import { prepared } from '../../core/db/prepared.js';
+import { prepared, preparedNow } from '../../core/db/prepared.js';
 import type { Database, UsersTable } from '../../core/db/schema.js';
 
 export type UserRow = Selectable<UsersTable>;
@@ -16,9 +16,23 @@ export const totpEnabled = (eb: ExpressionBuilder<Database, 'users'>) =>
 export class UsersRepository {
   /** Read on every GET /api/auth/me: compiled once. */
   private readonly byId;
+  private readonly idByKey;
 
   constructor(private readonly db: Db) {
     this.byId = prepared<UserViewRow, { id: string }>(db as never, db.selectFrom('users').selectAll('users').select(totpEnabled).where('id', '=', '$id').compile());
+    this.idByKey = preparedNow<{ id: string }, { id: string; username: string }>(
+      db as never,
+      db.selectFrom('users').select('id').where((eb) => eb.or([eb('id', '=', '$id'), eb(eb.fn('lower', ['username']), '=', '$username')])).compile(),
+    );
+  }
+
+  /**
+   * The id of the user that `key` names, as an id or as a username in any case, answered at once
+   * (for log lines, which cannot wait); undefined when no user matches or the store cannot answer synchronously.
+   */
+  idNow(key: string): string | undefined {
+    const rows = this.idByKey?.({ id: key, username: key.toLowerCase() }) ?? [];
+    return (rows.find((row) => row.id === key) ?? rows[0])?.id;
   }
 
   async findById(id: string): Promise<UserViewRow | undefined> {
