@@ -1,9 +1,10 @@
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeMarkdown, makePdf, makeTxt, prose } from './fixtures/documents.js';
 import { LICENCE_ENV } from './fixtures/licence.js';
+import { multipartBody } from './fixtures/multipart.js';
 import { installTinyEmbeddingModel } from './fixtures/tiny-embedding-model.js';
 import { snapshot, startApp, type TestApp } from './helpers.js';
 
@@ -340,6 +341,49 @@ describe('connector scans', () => {
     const [note] = await documentsOf(second.id);
     expect((await api('DELETE', `/api/docs/${note.id}`, editor)).statusCode).toBe(204);
     expect(existsSync(path.join(b, 'notes.md'))).toBe(true);
+  });
+
+  it('files with identical content (copies, a hard link, an upload of the same bytes) are each a document with chunks of their own', async () => {
+    const dir = folder();
+    const original = path.join(dir, 'handbook.txt');
+    writeFileSync(original, `Staff handbook. The twinmarker policy applies to everyone. ${prose(410, 40)}\n`);
+    copyFileSync(original, path.join(dir, 'handbook-copy.txt'));
+    mkdirSync(path.join(dir, 'archive'));
+    copyFileSync(original, path.join(dir, 'archive', 'handbook.txt'));
+    linkSync(original, path.join(dir, 'handbook-link.txt'));
+    // The same bytes uploaded too (a second upload of them is a documented 409, so one upload).
+    const uploaded = await t.request({ method: 'POST', url: '/api/docs/upload', token: editor, ...multipartBody([{ name: 'file', content: readFileSync(original), filename: 'handbook-upload.txt' }]) });
+    expect(uploaded.statusCode, uploaded.body).toBe(202);
+    await t.app.jobs.idle();
+    const connector = await createConnector({ name: 'Copies', path: dir });
+    const job = await scan(connector.id);
+    expect(job.state, job.error).toBe('succeeded');
+
+    const docs = [...(await documentsOf(connector.id)), ...(await api('GET', '/api/docs?source_type=upload', viewer)).json().documents];
+    expect(docs.map((d) => d.filename)).toEqual(['handbook-copy.txt', 'handbook-link.txt', 'handbook.txt', 'handbook.txt', 'handbook-upload.txt']);
+    for (const doc of docs) expect({ file: doc.filename, status: doc.status, error: doc.error }).toEqual({ file: doc.filename, status: 'indexed', error: null });
+    const chunks = await t.app.db.selectFrom('chunks').select(['id', 'rowid', 'document_id', 'text']).execute();
+    const textsOf = (id: string) => chunks.filter((chunk) => chunk.document_id === id).map((chunk) => chunk.text);
+    for (const doc of docs) expect(textsOf(doc.id)).toEqual(textsOf(docs[0].id));
+    expect(textsOf(docs[0].id).length).toBeGreaterThan(1);
+    expect(new Set(chunks.map((chunk) => chunk.id)).size).toBe(chunks.length);
+    // One vector per chunk, under its own label.
+    expect(t.app.searchIndex.vectors()!.size()).toBe(chunks.length);
+    expect(t.app.searchIndex.vectors()!.labels().sort((a, b) => a - b)).toEqual(chunks.map((chunk) => chunk.rowid).sort((a, b) => a - b));
+
+    // Deleting copies one by one: a search still finds the text, citing a document that exists, under its own name.
+    const remaining = new Map(docs.map((doc) => [doc.id, doc.filename]));
+    for (const doc of docs.slice(0, -1)) {
+      expect((await api('DELETE', `/api/docs/${doc.id}`, editor)).statusCode).toBe(204);
+      remaining.delete(doc.id);
+      for (const mode of ['keyword', 'vector', 'hybrid']) {
+        const { results } = (await api('POST', '/api/search', viewer, { query: 'twinmarker policy', mode, k: 5 })).json() as { results: Array<{ document_id: string; filename: string; text: string }> };
+        expect(results.length, mode).toBeGreaterThan(0);
+        for (const result of results) expect(remaining.get(result.document_id), mode).toBe(result.filename);
+      }
+      const left = await t.app.db.selectFrom('chunks').select('rowid').execute();
+      expect(t.app.searchIndex.vectors()!.size()).toBe(left.length);
+    }
   });
 
   it('a folder that disappeared fails the scan and keeps its documents', async () => {

@@ -39,7 +39,7 @@ export interface DocumentsTable {
 export interface ChunksTable {
   /** Integer key: the FTS5 rowid and the HNSW label of the chunk's vector. */
   rowid: Generated<number>;
-  /** Stable and content-derived (document hash, position, text): re-indexing an unchanged document is a no-op. */
+  /** Stable and content-derived (document id and hash, position, text): re-indexing an unchanged document is a no-op; copies of a file do not share ids. */
   id: string;
   document_id: string;
   ordinal: number;

@@ -248,7 +248,7 @@ export class IngestionPipeline {
     const embedder = this.searchIndex.embedder();
     const drafts = chunkDocument(extracted, this.chunkOptions(embedder));
     if (drafts.length === 0) throw new ExtractionError('empty', 'No text long enough to index was found in this document');
-    const ids = drafts.map((draft) => chunkId(document.sha256, draft.ordinal, draft.text));
+    const ids = drafts.map((draft) => chunkId(document, draft.ordinal, draft.text));
     const unchanged = sameChunks(await this.chunks.idsOf(document.id), ids, embedder);
     const slices = embedder && !unchanged ? this.requestVectors(document.id, embedder, drafts) : [];
     return { sha256: document.sha256, file, pageCount: extracted.pageCount ?? null, title: extracted.title, drafts, ids, embedder, slices };
