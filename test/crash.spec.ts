@@ -361,6 +361,35 @@ describe('kill -9 of the built service', () => {
   }, 60_000);
 });
 
+describe('a graceful stop (SIGTERM) of the built service', () => {
+  it('mid-ingest: the documents it had not reached are resumed at the next start, not failed as cancelled', async () => {
+    const dataDir = tempDir('hearth-crash-data-');
+    const run = await boot(dataDir);
+    const watcher = openDb(dataDir);
+    const midIngest = watcher.prepare(`
+      SELECT d.id, count(c.rowid) AS chunks FROM documents d JOIN chunks c ON c.document_id = d.id
+      WHERE d.status = 'indexing' GROUP BY d.id`);
+    try {
+      for (const { file } of corpus.files) await upload(run, file);
+      await waitFor('a document part-way through indexing', run.service, () => (midIngest.all() as Array<{ chunks: number }>).find((row) => row.chunks > 0), 40_000, 2);
+      await stop(run);
+    } finally {
+      watcher.close();
+    }
+
+    // The stop rolled back the document in progress and left it, with those not reached, queued: none failed.
+    const left = readDb(dataDir);
+    expect(left.documents).toHaveLength(corpus.files.length);
+    expect(left.documents.filter((d) => d.status === 'failed')).toEqual([]);
+    expect(left.documents.filter((d) => d.status === 'indexing')).toEqual([]);
+    const queued = new Set(left.documents.filter((d) => d.status === 'queued').map((d) => d.id));
+    expect(queued.size).toBeGreaterThan(0);
+    expect(left.chunks.filter((c) => queued.has(c.document_id))).toEqual([]);
+
+    await expectConsistentAfterRestart(dataDir);
+  }, 60_000);
+});
+
 function sha256Of(file: string): string {
   return createHash('sha256').update(readFileSync(file)).digest('hex');
 }

@@ -72,8 +72,8 @@ export class ConnectorScanner {
       summary.removed = await this.removeGone(connector.id, new Set(walk.files.map((file) => file.realPath)), walk.unlistedDirs);
       context.checkpoint();
     } catch (error) {
-      // Left queued, they would look unchanged to the next scan and never be indexed.
-      if (error instanceof JobCancelled) await this.failQueued(toIndex);
+      // Left queued after a cancel, they would look unchanged to the next scan and never be indexed (after a stop, the next start resumes them).
+      if (error instanceof JobCancelled && !context.interrupted()) await this.failQueued(toIndex);
       throw error;
     }
 
