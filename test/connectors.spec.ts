@@ -2,7 +2,7 @@ import { appendFileSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempS
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeMarkdown, makePdf, makeTxt, prose } from './fixtures/documents.js';
+import { makeCsv, makeMarkdown, makePdf, makeTxt, prose } from './fixtures/documents.js';
 import { LICENCE_ENV } from './fixtures/licence.js';
 import { multipartBody } from './fixtures/multipart.js';
 import { installTinyEmbeddingModel } from './fixtures/tiny-embedding-model.js';
@@ -396,5 +396,53 @@ describe('connector scans', () => {
     expect(job.state).toBe('failed');
     expect(job.error).toMatch(/missing or unreadable; its documents were kept/);
     expect(await documentsOf(connector.id)).toHaveLength(1);
+  });
+});
+
+describe('plan limits and tier gates', () => {
+  it('a FREE scan counts what it left out by reason, in its job and the connector (kept across a restart), and warns with the remedy', async () => {
+    // FREE, and no embedding model: 500 documents are indexed by keywords alone.
+    await t.close();
+    const noModels = mkdtempSync(path.join(os.tmpdir(), 'hearth-connector-nomodels-'));
+    t = await startApp({ MODEL_DIR: noModels, CONNECTOR_ALLOWED_PATHS: `/app/docs:${root}` });
+    admin = (await t.login()).access;
+    editor = (await t.userWithRole('editor')).access;
+    viewer = (await t.userWithRole('viewer')).access;
+    const dir = folder();
+    for (let i = 0; i < 503; i++) writeFileSync(path.join(dir, `note-${String(i).padStart(3, '0')}.txt`), `Note ${i}. ${prose(600 + i, 3)}\n`);
+    await makeCsv(dir); // CSV needs PRO
+    writeFileSync(path.join(dir, 'archive.bin'), Buffer.from([0, 1, 2, 3, 0, 255, 254, 0, 7, 7]));
+    writeFileSync(path.join(dir, 'huge.txt'), 'harbour '.repeat(26 * 1024 * 1024 / 8 + 1)); // over FREE's 25 MB per file
+
+    const connector = await createConnector({ name: 'Big share', path: dir });
+    const job = await scan(connector.id);
+    expect(job.state, job.error).toBe('succeeded');
+    expect(job.result).toMatchObject({
+      state: 'succeeded',
+      found: 506,
+      changed: 500,
+      unchanged: 0,
+      skipped: { plan_document_limit: 3, plan_storage_limit: 0, tier_required: 1, unsupported_type: 1, too_large: 1 },
+      skipped_total: 6,
+    });
+    expect(job.result.summary).toBe(
+      "506 files, 500 new or changed, 0 unchanged, 0 removed; 6 not indexed: 3 over the plan's document limit, 1 of a type a higher plan indexes, " +
+        '1 of an unsupported type, 1 too large. To index them: delete documents or apply a PRO licence',
+    );
+    expect(job.progress.current).toBe(job.result.summary);
+    expect((await api('GET', `/api/docs?source_id=${connector.id}&status=indexed&limit=1`, viewer)).json().total).toBe(500);
+    expect((await api('GET', `/api/docs?source_id=${connector.id}&limit=1`, viewer)).json().total).toBe(500);
+
+    // The log warns, naming the remedy.
+    const warnings = t.logs().split('\n').filter((line) => line.includes('"level":40') && line.includes(connector.id));
+    expect(warnings.some((line) => line.includes('plan or tier') && line.includes('apply a PRO licence'))).toBe(true);
+
+    // The connector shows its last scan, in the list too, and keeps it across a restart.
+    const view = (await api('GET', `/api/connectors/${connector.id}`, viewer)).json();
+    expect(view.last_scan).toEqual(job.result);
+    expect((await api('GET', '/api/connectors', viewer)).json().connectors[0].last_scan).toEqual(job.result);
+    t = await t.restart();
+    expect((await api('GET', `/api/connectors/${connector.id}`, viewer)).json()).toMatchObject({ last_scan: job.result, last_scan_at: view.last_scan_at });
+    rmSync(noModels, { recursive: true, force: true });
   });
 });

@@ -80,7 +80,7 @@ interface Running {
   dataDir: string;
 }
 
-async function boot(dataDir: string): Promise<Running> {
+async function boot(dataDir: string, env: Record<string, string> = {}): Promise<Running> {
   const service = startService({
     PORT: '0',
     HOST: '127.0.0.1',
@@ -90,6 +90,7 @@ async function boot(dataDir: string): Promise<Running> {
     JWT_SECRET_KEY: 'crash-test-secret-that-is-long-enough-for-hs256',
     MFA_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64'),
     LOG_LEVEL: 'INFO',
+    ...env,
   });
   const url = await listening(service, 30_000);
   const login = await fetch(`${url}/api/auth/login`, {
@@ -388,6 +389,52 @@ describe('a graceful stop (SIGTERM) of the built service', () => {
 
     await expectConsistentAfterRestart(dataDir);
   }, 60_000);
+});
+
+describe('a connector scan interrupted while it registers files', () => {
+  const NOTES = 300;
+
+  it.each(['SIGKILL', 'SIGTERM'] as const)('(%s) runs again at the next start: every file ends registered and indexed, and the connector shows the scan', async (signal) => {
+    const share = tempDir('hearth-crash-share-');
+    for (let i = 0; i < NOTES; i++) writeFileSync(path.join(share, `memo-${String(i).padStart(3, '0')}.txt`), `Memo ${i} on the shelf${i}marker. ${prose(9000 + i, 3)}\n`);
+    const env = { CONNECTOR_ALLOWED_PATHS: `/app/docs:${share}` };
+    const dataDir = tempDir('hearth-crash-data-');
+    const run = await boot(dataDir, env);
+    const connector = await api<{ id: string }>(run, 'POST', '/api/connectors', { name: 'Share', path: share });
+    const watcher = openDb(dataDir);
+    const registered = watcher.prepare(`SELECT count(*) FROM documents WHERE source_type = 'connector'`).pluck();
+    try {
+      await api(run, 'POST', `/api/connectors/${connector.id}/scan`);
+      await waitFor('part of the files registered', run.service, () => {
+        const count = registered.get() as number;
+        return count > 0 && count < NOTES;
+      }, 40_000, 2);
+      if (signal === 'SIGKILL') await kill(run);
+      else await stop(run);
+    } finally {
+      watcher.close();
+    }
+    const left = readDb(dataDir);
+    expect(left.documents.length).toBeGreaterThan(0);
+    expect(left.documents.length).toBeLessThan(NOTES);
+
+    const again = await boot(dataDir, env);
+    try {
+      const jobs = await jobsFinished(again, 120_000);
+      expect(jobs.map((job) => job.type)).toContain('connector.scan');
+      for (const job of jobs) expect({ type: job.type, state: job.state, error: job.error }).toEqual({ type: job.type, state: 'succeeded', error: undefined });
+      const docs = (await api<{ documents: DocView[]; total: number }>(again, 'GET', `/api/docs?source_id=${connector.id}&status=indexed&limit=1`));
+      expect(docs.total).toBe(NOTES);
+      const view = await api<{ last_scan_at: string | null; last_scan: { state: string; found: number; changed: number; unchanged: number; skipped_total: number } | null }>(again, 'GET', `/api/connectors/${connector.id}`);
+      expect(view.last_scan_at).not.toBeNull();
+      expect(view.last_scan).toMatchObject({ state: 'succeeded', found: NOTES, skipped_total: 0 });
+      expect(view.last_scan!.changed + view.last_scan!.unchanged).toBe(NOTES);
+      const found = await api<{ results: Array<{ document_id: string }> }>(again, 'POST', '/api/search', { query: `shelf${NOTES - 1}marker`, mode: 'keyword', k: 1 });
+      expect(found.results).toHaveLength(1);
+    } finally {
+      await stop(again);
+    }
+  }, 240_000);
 });
 
 function sha256Of(file: string): string {

@@ -69,6 +69,10 @@ export interface ConnectorsTable {
   include: string;
   enabled: number;
   last_scan_at: number | null;
+  /** When a scan was asked for that has not ended yet (an interrupted one runs again at the next start); null when none. Migration 0007. */
+  scan_requested_at: number | null;
+  /** JSON RunSummary of the last scan that ended (documents/schemas.ts); null before the first. Migration 0007. */
+  last_scan: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -83,6 +87,10 @@ export interface IntegrationsTable {
   credentials_sealed: string | null;
   enabled: number;
   last_sync_at: number | null;
+  /** When a sync was asked for that has not ended yet (an interrupted one runs again at the next start); null when none. Migration 0007. */
+  sync_requested_at: number | null;
+  /** JSON RunSummary of the last sync that ended (documents/schemas.ts); null before the first. Migration 0007. */
+  last_sync: string | null;
   created_at: number;
   updated_at: number;
 }

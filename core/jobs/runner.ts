@@ -32,6 +32,9 @@ export class JobInterrupted extends JobCancelled {
 /** A failure whose message is meant for the user; any other error shows as a generic one (details go to the log). */
 export class JobFailure extends Error {}
 
+/** What a job failed by any other error says. */
+export const INTERNAL_ERROR = 'Internal error; see the service log';
+
 /**
  * Runs background jobs one at a time, in order (ingestion saturates a 2-core box on its own),
  * publishing each state change to the store. Cancellation is cooperative: work stops at its
@@ -110,7 +113,7 @@ export class JobRunner {
     } catch (error) {
       if (error instanceof JobCancelled || controller.signal.aborted) return this.finish(current, 'cancelled');
       this.log.error({ err: error, job: job.id, type: job.type }, 'job failed');
-      await this.finish(current, 'failed', error instanceof JobFailure ? error.message : 'Internal error; see the service log');
+      await this.finish(current, 'failed', error instanceof JobFailure ? error.message : INTERNAL_ERROR);
     }
   }
 
