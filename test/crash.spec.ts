@@ -160,6 +160,24 @@ async function kill(run: Running): Promise<void> {
   expect(signal).toBe('SIGKILL');
 }
 
+/**
+ * Uploads the files and ends the service (`end`) once a document is part-way through indexing, some of its
+ * batches committed: the database itself is watched (read-only; WAL lets it read beside the writer).
+ */
+async function uploadThenEndMidIngest(run: Running, files: string[], end: (run: Running) => Promise<void>): Promise<void> {
+  const watcher = openDb(run.dataDir);
+  const midIngest = watcher.prepare(`
+    SELECT d.id, count(c.rowid) AS chunks FROM documents d JOIN chunks c ON c.document_id = d.id
+    WHERE d.status = 'indexing' GROUP BY d.id`);
+  try {
+    for (const file of files) await upload(run, file);
+    await waitFor('a document part-way through indexing', run.service, () => (midIngest.all() as Array<{ chunks: number }>).find((row) => row.chunks > 0), 40_000, 2);
+    await end(run);
+  } finally {
+    watcher.close();
+  }
+}
+
 // --- reading the files directly ---
 
 const openDb = (dataDir: string) => new Database(path.join(dataDir, 'hearth.db'), { readonly: true, fileMustExist: true });
@@ -318,19 +336,8 @@ describe('kill -9 of the built service', () => {
     const saved = await waitFor('the first vectors saved', run.service, () => sidecar(), 30_000, 20);
     expect(saved.count).toBe(reference.get(sha256Of(first.file))!.length);
 
-    // Then the others, watching the database itself (read-only; WAL lets it read beside the writer) for the
-    // moment to kill: a document part-way, some of its batches committed, its vectors only in memory.
-    const watcher = openDb(dataDir);
-    const midIngest = watcher.prepare(`
-      SELECT d.id, count(c.rowid) AS chunks FROM documents d JOIN chunks c ON c.document_id = d.id
-      WHERE d.status = 'indexing' GROUP BY d.id`);
-    try {
-      for (const { file } of rest) await upload(run, file);
-      await waitFor('a document part-way through indexing', run.service, () => (midIngest.all() as Array<{ chunks: number }>).find((row) => row.chunks > 0), 40_000, 2);
-      await kill(run);
-    } finally {
-      watcher.close();
-    }
+    // Then the others, killed with a document part-way, some of its batches committed, its vectors only in memory.
+    await uploadThenEndMidIngest(run, rest.map(({ file }) => file), kill);
 
     // What the kill left behind: the first document indexed with its vectors saved, one half-indexed
     // (chunk rows committed), the rest queued or indexed with vectors that were never saved.
@@ -366,17 +373,7 @@ describe('a graceful stop (SIGTERM) of the built service', () => {
   it('mid-ingest: the documents it had not reached are resumed at the next start, not failed as cancelled', async () => {
     const dataDir = tempDir('hearth-crash-data-');
     const run = await boot(dataDir);
-    const watcher = openDb(dataDir);
-    const midIngest = watcher.prepare(`
-      SELECT d.id, count(c.rowid) AS chunks FROM documents d JOIN chunks c ON c.document_id = d.id
-      WHERE d.status = 'indexing' GROUP BY d.id`);
-    try {
-      for (const { file } of corpus.files) await upload(run, file);
-      await waitFor('a document part-way through indexing', run.service, () => (midIngest.all() as Array<{ chunks: number }>).find((row) => row.chunks > 0), 40_000, 2);
-      await stop(run);
-    } finally {
-      watcher.close();
-    }
+    await uploadThenEndMidIngest(run, corpus.files.map(({ file }) => file), stop);
 
     // The stop rolled back the document in progress and left it, with those not reached, queued: none failed.
     const left = readDb(dataDir);

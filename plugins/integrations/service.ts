@@ -133,7 +133,7 @@ export class IntegrationsService {
     const job = await this.options.jobs.enqueue(SYNC_JOB_TYPE, async (context) => {
       const integration = await this.repository.find(id);
       if (!integration) return;
-      const sync = new IntegrationSync({ ...this.options, resolve: this.resolve }, integration, this.openCredentials(integration), requestedAt);
+      const sync = new IntegrationSync({ ...this.options, resolve: this.resolve }, integration, () => this.openCredentials(integration), requestedAt);
       await sync.run(context);
     }, { integration_id: id }, () => this.repository.endSyncRequest(id, requestedAt));
     this.syncJobs.set(id, job.id);

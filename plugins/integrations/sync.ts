@@ -41,7 +41,8 @@ export class IntegrationSync {
   constructor(
     private readonly deps: SyncDependencies,
     private readonly integration: IntegrationRow,
-    private readonly credentials: Credentials | null,
+    /** Opened inside the run, so that a failure to decrypt them is the run's recorded failure. */
+    private readonly credentials: () => Credentials | null,
     /** When this sync was asked for: its request ends with it. */
     private readonly requestedAt: number,
   ) {}
@@ -67,7 +68,7 @@ export class IntegrationSync {
     try {
       const crawler = new WebCrawler({
         config: JSON.parse(this.integration.config) as WebConfig,
-        credentials: this.credentials,
+        credentials: this.credentials(),
         previous: (url) => this.previous(url),
         tmpDir,
         signal: context.signal,
