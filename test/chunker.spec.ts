@@ -6,7 +6,7 @@ import { tokenCounter } from './fixtures/tokenizer.js';
 
 const countTokens = tokenCounter();
 const OPTIONS: ChunkOptions = { maxTokens: 128, overlapTokens: 24, minChars: 50, countTokens };
-const SHA = 'a'.repeat(64);
+const DOC = { id: 'doc-1', sha256: 'a'.repeat(64) };
 
 /** Pages as pdf-parse gives them: a heading line, then wrapped lines of prose. */
 function pdfLike(pages: number): ExtractedDocument {
@@ -128,7 +128,7 @@ describe('chunkDocument', () => {
   });
 
   it('is deterministic: unchanged content gives identical chunks and ids, an edit only moves what follows it', () => {
-    const ids = (doc: ExtractedDocument) => chunkDocument(doc, OPTIONS).map((chunk) => chunkId(SHA, chunk.ordinal, chunk.text));
+    const ids = (doc: ExtractedDocument) => chunkDocument(doc, OPTIONS).map((chunk) => chunkId(DOC, chunk.ordinal, chunk.text));
     const before = ids(pdfLike(10));
     expect(ids(pdfLike(10))).toEqual(before);
     const edited = pdfLike(10);
@@ -151,12 +151,14 @@ describe('chunkDocument', () => {
 });
 
 describe('chunkId', () => {
-  it('is 32 hex characters derived from the document hash, position and text', () => {
-    const id = chunkId(SHA, 0, 'hello');
+  it('is 32 hex characters derived from the document, its hash, the position and the text', () => {
+    const id = chunkId(DOC, 0, 'hello');
     expect(id).toMatch(/^[0-9a-f]{32}$/);
-    expect(chunkId(SHA, 0, 'hello')).toBe(id);
-    expect(chunkId(SHA, 1, 'hello')).not.toBe(id);
-    expect(chunkId(SHA, 0, 'hello!')).not.toBe(id);
-    expect(chunkId('b'.repeat(64), 0, 'hello')).not.toBe(id);
+    expect(chunkId(DOC, 0, 'hello')).toBe(id);
+    expect(chunkId(DOC, 1, 'hello')).not.toBe(id);
+    expect(chunkId(DOC, 0, 'hello!')).not.toBe(id);
+    expect(chunkId({ ...DOC, sha256: 'b'.repeat(64) }, 0, 'hello')).not.toBe(id);
+    // A copy of the same file (same bytes, another document) has ids of its own.
+    expect(chunkId({ ...DOC, id: 'doc-2' }, 0, 'hello')).not.toBe(id);
   });
 });

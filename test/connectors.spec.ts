@@ -1,9 +1,10 @@
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeMarkdown, makePdf, makeTxt, prose } from './fixtures/documents.js';
+import { makeCsv, makeMarkdown, makePdf, makeTxt, prose } from './fixtures/documents.js';
 import { LICENCE_ENV } from './fixtures/licence.js';
+import { multipartBody } from './fixtures/multipart.js';
 import { installTinyEmbeddingModel } from './fixtures/tiny-embedding-model.js';
 import { snapshot, startApp, type TestApp } from './helpers.js';
 
@@ -342,6 +343,49 @@ describe('connector scans', () => {
     expect(existsSync(path.join(b, 'notes.md'))).toBe(true);
   });
 
+  it('files with identical content (copies, a hard link, an upload of the same bytes) are each a document with chunks of their own', async () => {
+    const dir = folder();
+    const original = path.join(dir, 'handbook.txt');
+    writeFileSync(original, `Staff handbook. The twinmarker policy applies to everyone. ${prose(410, 40)}\n`);
+    copyFileSync(original, path.join(dir, 'handbook-copy.txt'));
+    mkdirSync(path.join(dir, 'archive'));
+    copyFileSync(original, path.join(dir, 'archive', 'handbook.txt'));
+    linkSync(original, path.join(dir, 'handbook-link.txt'));
+    // The same bytes uploaded too (a second upload of them is a documented 409, so one upload).
+    const uploaded = await t.request({ method: 'POST', url: '/api/docs/upload', token: editor, ...multipartBody([{ name: 'file', content: readFileSync(original), filename: 'handbook-upload.txt' }]) });
+    expect(uploaded.statusCode, uploaded.body).toBe(202);
+    await t.app.jobs.idle();
+    const connector = await createConnector({ name: 'Copies', path: dir });
+    const job = await scan(connector.id);
+    expect(job.state, job.error).toBe('succeeded');
+
+    const docs = [...(await documentsOf(connector.id)), ...(await api('GET', '/api/docs?source_type=upload', viewer)).json().documents];
+    expect(docs.map((d) => d.filename)).toEqual(['handbook-copy.txt', 'handbook-link.txt', 'handbook.txt', 'handbook.txt', 'handbook-upload.txt']);
+    for (const doc of docs) expect({ file: doc.filename, status: doc.status, error: doc.error }).toEqual({ file: doc.filename, status: 'indexed', error: null });
+    const chunks = await t.app.db.selectFrom('chunks').select(['id', 'rowid', 'document_id', 'text']).execute();
+    const textsOf = (id: string) => chunks.filter((chunk) => chunk.document_id === id).map((chunk) => chunk.text);
+    for (const doc of docs) expect(textsOf(doc.id)).toEqual(textsOf(docs[0].id));
+    expect(textsOf(docs[0].id).length).toBeGreaterThan(1);
+    expect(new Set(chunks.map((chunk) => chunk.id)).size).toBe(chunks.length);
+    // One vector per chunk, under its own label.
+    expect(t.app.searchIndex.vectors()!.size()).toBe(chunks.length);
+    expect(t.app.searchIndex.vectors()!.labels().sort((a, b) => a - b)).toEqual(chunks.map((chunk) => chunk.rowid).sort((a, b) => a - b));
+
+    // Deleting copies one by one: a search still finds the text, citing a document that exists, under its own name.
+    const remaining = new Map(docs.map((doc) => [doc.id, doc.filename]));
+    for (const doc of docs.slice(0, -1)) {
+      expect((await api('DELETE', `/api/docs/${doc.id}`, editor)).statusCode).toBe(204);
+      remaining.delete(doc.id);
+      for (const mode of ['keyword', 'vector', 'hybrid']) {
+        const { results } = (await api('POST', '/api/search', viewer, { query: 'twinmarker policy', mode, k: 5 })).json() as { results: Array<{ document_id: string; filename: string; text: string }> };
+        expect(results.length, mode).toBeGreaterThan(0);
+        for (const result of results) expect(remaining.get(result.document_id), mode).toBe(result.filename);
+      }
+      const left = await t.app.db.selectFrom('chunks').select('rowid').execute();
+      expect(t.app.searchIndex.vectors()!.size()).toBe(left.length);
+    }
+  });
+
   it('a folder that disappeared fails the scan and keeps its documents', async () => {
     const dir = folder();
     await makeTxt(dir);
@@ -352,5 +396,53 @@ describe('connector scans', () => {
     expect(job.state).toBe('failed');
     expect(job.error).toMatch(/missing or unreadable; its documents were kept/);
     expect(await documentsOf(connector.id)).toHaveLength(1);
+  });
+});
+
+describe('plan limits and tier gates', () => {
+  it('a FREE scan counts what it left out by reason, in its job and the connector (kept across a restart), and warns with the remedy', async () => {
+    // FREE, and no embedding model: 500 documents are indexed by keywords alone.
+    await t.close();
+    const noModels = mkdtempSync(path.join(os.tmpdir(), 'hearth-connector-nomodels-'));
+    t = await startApp({ MODEL_DIR: noModels, CONNECTOR_ALLOWED_PATHS: `/app/docs:${root}` });
+    admin = (await t.login()).access;
+    editor = (await t.userWithRole('editor')).access;
+    viewer = (await t.userWithRole('viewer')).access;
+    const dir = folder();
+    for (let i = 0; i < 503; i++) writeFileSync(path.join(dir, `note-${String(i).padStart(3, '0')}.txt`), `Note ${i}. ${prose(600 + i, 3)}\n`);
+    await makeCsv(dir); // CSV needs PRO
+    writeFileSync(path.join(dir, 'archive.bin'), Buffer.from([0, 1, 2, 3, 0, 255, 254, 0, 7, 7]));
+    writeFileSync(path.join(dir, 'huge.txt'), 'harbour '.repeat(26 * 1024 * 1024 / 8 + 1)); // over FREE's 25 MB per file
+
+    const connector = await createConnector({ name: 'Big share', path: dir });
+    const job = await scan(connector.id);
+    expect(job.state, job.error).toBe('succeeded');
+    expect(job.result).toMatchObject({
+      state: 'succeeded',
+      found: 506,
+      changed: 500,
+      unchanged: 0,
+      skipped: { plan_document_limit: 3, plan_storage_limit: 0, tier_required: 1, unsupported_type: 1, too_large: 1 },
+      skipped_total: 6,
+    });
+    expect(job.result.summary).toBe(
+      "506 files, 500 new or changed, 0 unchanged, 0 removed; 6 not indexed: 3 over the plan's document limit, 1 of a type a higher plan indexes, " +
+        '1 of an unsupported type, 1 too large. To index them: delete documents or apply a PRO licence',
+    );
+    expect(job.progress.current).toBe(job.result.summary);
+    expect((await api('GET', `/api/docs?source_id=${connector.id}&status=indexed&limit=1`, viewer)).json().total).toBe(500);
+    expect((await api('GET', `/api/docs?source_id=${connector.id}&limit=1`, viewer)).json().total).toBe(500);
+
+    // The log warns, naming the remedy.
+    const warnings = t.logs().split('\n').filter((line) => line.includes('"level":40') && line.includes(connector.id));
+    expect(warnings.some((line) => line.includes('plan or tier') && line.includes('apply a PRO licence'))).toBe(true);
+
+    // The connector shows its last scan, in the list too, and keeps it across a restart.
+    const view = (await api('GET', `/api/connectors/${connector.id}`, viewer)).json();
+    expect(view.last_scan).toEqual(job.result);
+    expect((await api('GET', '/api/connectors', viewer)).json().connectors[0].last_scan).toEqual(job.result);
+    t = await t.restart();
+    expect((await api('GET', `/api/connectors/${connector.id}`, viewer)).json()).toMatchObject({ last_scan: job.result, last_scan_at: view.last_scan_at });
+    rmSync(noModels, { recursive: true, force: true });
   });
 });

@@ -16,7 +16,7 @@ import { installTinyEmbeddingModel } from './fixtures/tiny-embedding-model.js';
  * Crash consistency with a real process: the built service is SIGKILLed mid-ingest (and, in a
  * second case, right after the uploads answered), restarted on the same DATA_DIR, and must end
  * with every document indexed, SQLite and the vector index agreeing label for label, the same
- * chunks (content-derived ids) as a clean ingest of the same files, and each document searchable.
+ * chunks (position and text) as a clean ingest of the same files, and each document searchable.
  */
 
 const BATCH_SIZE = 4;
@@ -27,7 +27,7 @@ interface Corpus {
   files: Array<{ file: string; marker: string }>;
 }
 
-/** Reference chunk ids per document sha256, from a clean ingest in a fresh data dir. */
+/** Reference chunks (ordinal and text) per document sha256, from a clean ingest in a fresh data dir. */
 type Reference = Map<string, string[]>;
 
 let modelDir: string;
@@ -80,7 +80,7 @@ interface Running {
   dataDir: string;
 }
 
-async function boot(dataDir: string): Promise<Running> {
+async function boot(dataDir: string, env: Record<string, string> = {}): Promise<Running> {
   const service = startService({
     PORT: '0',
     HOST: '127.0.0.1',
@@ -90,6 +90,7 @@ async function boot(dataDir: string): Promise<Running> {
     JWT_SECRET_KEY: 'crash-test-secret-that-is-long-enough-for-hs256',
     MFA_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64'),
     LOG_LEVEL: 'INFO',
+    ...env,
   });
   const url = await listening(service, 30_000);
   const login = await fetch(`${url}/api/auth/login`, {
@@ -159,13 +160,31 @@ async function kill(run: Running): Promise<void> {
   expect(signal).toBe('SIGKILL');
 }
 
+/**
+ * Uploads the files and ends the service (`end`) once a document is part-way through indexing, some of its
+ * batches committed: the database itself is watched (read-only; WAL lets it read beside the writer).
+ */
+async function uploadThenEndMidIngest(run: Running, files: string[], end: (run: Running) => Promise<void>): Promise<void> {
+  const watcher = openDb(run.dataDir);
+  const midIngest = watcher.prepare(`
+    SELECT d.id, count(c.rowid) AS chunks FROM documents d JOIN chunks c ON c.document_id = d.id
+    WHERE d.status = 'indexing' GROUP BY d.id`);
+  try {
+    for (const file of files) await upload(run, file);
+    await waitFor('a document part-way through indexing', run.service, () => (midIngest.all() as Array<{ chunks: number }>).find((row) => row.chunks > 0), 40_000, 2);
+    await end(run);
+  } finally {
+    watcher.close();
+  }
+}
+
 // --- reading the files directly ---
 
 const openDb = (dataDir: string) => new Database(path.join(dataDir, 'hearth.db'), { readonly: true, fileMustExist: true });
 
 interface DbState {
   documents: Array<{ id: string; sha256: string; status: string; error: string | null; chunk_count: number }>;
-  chunks: Array<{ rowid: number; id: string; document_id: string; ordinal: number; embedded_with: string | null }>;
+  chunks: Array<{ rowid: number; id: string; document_id: string; ordinal: number; text: string; embedded_with: string | null }>;
 }
 
 function readDb(dataDir: string): DbState {
@@ -173,7 +192,7 @@ function readDb(dataDir: string): DbState {
   try {
     return {
       documents: db.prepare('SELECT id, sha256, status, error, chunk_count FROM documents ORDER BY created_at').all() as DbState['documents'],
-      chunks: db.prepare('SELECT rowid, id, document_id, ordinal, embedded_with FROM chunks ORDER BY document_id, ordinal').all() as DbState['chunks'],
+      chunks: db.prepare('SELECT rowid, id, document_id, ordinal, text, embedded_with FROM chunks ORDER BY document_id, ordinal').all() as DbState['chunks'],
     };
   } finally {
     db.close();
@@ -191,13 +210,14 @@ async function savedVectorLabels(dataDir: string): Promise<number[]> {
   return index.labels().sort((a, b) => a - b);
 }
 
-function chunkIdsBySha(state: DbState): Map<string, string[]> {
+/** Chunk ids include the document's (random) id, so a clean ingest elsewhere is compared by position and text. */
+function chunksBySha(state: DbState): Map<string, string[]> {
   const shaOf = new Map(state.documents.map((d) => [d.id, d.sha256]));
   const out = new Map<string, string[]>();
   for (const chunk of state.chunks) {
     const sha = shaOf.get(chunk.document_id)!;
     if (!out.has(sha)) out.set(sha, []);
-    out.get(sha)!.push(chunk.id);
+    out.get(sha)!.push(`${chunk.ordinal}\n${chunk.text}`);
   }
   return out;
 }
@@ -238,19 +258,13 @@ async function expectConsistentAfterRestart(dataDir: string): Promise<void> {
 
     // Each vector sits under the right label: a chunk's own text finds that very chunk by vector search.
     const state = readDb(dataDir);
-    const db = openDb(dataDir);
-    try {
-      const text = db.prepare('SELECT text FROM chunks WHERE id = ?');
-      for (const ids of reference.values()) {
-        for (const id of [ids[0], ids[Math.floor(ids.length / 2)], ids[ids.length - 1]]) {
-          const query = (text.get(id) as { text: string }).text;
-          const { results } = await api<{ results: Array<{ chunk_id: string; score: number }> }>(run, 'POST', '/api/search', { query, mode: 'vector', k: 1 });
-          expect(results[0]?.chunk_id).toBe(id);
-          expect(results[0].score).toBeGreaterThan(0.999);
-        }
+    for (const doc of docs) {
+      const chunks = state.chunks.filter((chunk) => chunk.document_id === doc.id);
+      for (const chunk of [chunks[0], chunks[Math.floor(chunks.length / 2)], chunks[chunks.length - 1]]) {
+        const { results } = await api<{ results: Array<{ chunk_id: string; score: number }> }>(run, 'POST', '/api/search', { query: chunk.text, mode: 'vector', k: 1 });
+        expect(results[0]?.chunk_id).toBe(chunk.id);
+        expect(results[0].score).toBeGreaterThan(0.999);
       }
-    } finally {
-      db.close();
     }
     expect(state.chunks.length).toBe(expectedChunks);
   } finally {
@@ -270,7 +284,8 @@ async function expectConsistentAfterRestart(dataDir: string): Promise<void> {
   }
   const state = readDb(dataDir);
   expect(state.documents.every((d) => d.status === 'indexed')).toBe(true);
-  expect(chunkIdsBySha(state)).toEqual(reference);
+  expect(chunksBySha(state)).toEqual(reference);
+  expect(new Set(state.chunks.map((chunk) => chunk.id)).size).toBe(state.chunks.length);
   const modelIds = new Set(state.chunks.map((chunk) => chunk.embedded_with));
   expect(modelIds.size).toBe(1);
   expect(modelIds.has(null)).toBe(false);
@@ -297,7 +312,7 @@ beforeAll(async () => {
   }
   const state = readDb(dataDir);
   expect(state.documents.map((d) => d.status)).toEqual(corpus.files.map(() => 'indexed'));
-  reference = chunkIdsBySha(state);
+  reference = chunksBySha(state);
   // Every document spans many upsert batches, so a kill can land between two of them.
   for (const ids of reference.values()) expect(ids.length).toBeGreaterThanOrEqual(BATCH_SIZE * 4);
 }, 90_000);
@@ -321,19 +336,8 @@ describe('kill -9 of the built service', () => {
     const saved = await waitFor('the first vectors saved', run.service, () => sidecar(), 30_000, 20);
     expect(saved.count).toBe(reference.get(sha256Of(first.file))!.length);
 
-    // Then the others, watching the database itself (read-only; WAL lets it read beside the writer) for the
-    // moment to kill: a document part-way, some of its batches committed, its vectors only in memory.
-    const watcher = openDb(dataDir);
-    const midIngest = watcher.prepare(`
-      SELECT d.id, count(c.rowid) AS chunks FROM documents d JOIN chunks c ON c.document_id = d.id
-      WHERE d.status = 'indexing' GROUP BY d.id`);
-    try {
-      for (const { file } of rest) await upload(run, file);
-      await waitFor('a document part-way through indexing', run.service, () => (midIngest.all() as Array<{ chunks: number }>).find((row) => row.chunks > 0), 40_000, 2);
-      await kill(run);
-    } finally {
-      watcher.close();
-    }
+    // Then the others, killed with a document part-way, some of its batches committed, its vectors only in memory.
+    await uploadThenEndMidIngest(run, rest.map(({ file }) => file), kill);
 
     // What the kill left behind: the first document indexed with its vectors saved, one half-indexed
     // (chunk rows committed), the rest queued or indexed with vectors that were never saved.
@@ -363,6 +367,71 @@ describe('kill -9 of the built service', () => {
 
     await expectConsistentAfterRestart(dataDir);
   }, 60_000);
+});
+
+describe('a graceful stop (SIGTERM) of the built service', () => {
+  it('mid-ingest: the documents it had not reached are resumed at the next start, not failed as cancelled', async () => {
+    const dataDir = tempDir('hearth-crash-data-');
+    const run = await boot(dataDir);
+    await uploadThenEndMidIngest(run, corpus.files.map(({ file }) => file), stop);
+
+    // The stop rolled back the document in progress and left it, with those not reached, queued: none failed.
+    const left = readDb(dataDir);
+    expect(left.documents).toHaveLength(corpus.files.length);
+    expect(left.documents.filter((d) => d.status === 'failed')).toEqual([]);
+    expect(left.documents.filter((d) => d.status === 'indexing')).toEqual([]);
+    const queued = new Set(left.documents.filter((d) => d.status === 'queued').map((d) => d.id));
+    expect(queued.size).toBeGreaterThan(0);
+    expect(left.chunks.filter((c) => queued.has(c.document_id))).toEqual([]);
+
+    await expectConsistentAfterRestart(dataDir);
+  }, 60_000);
+});
+
+describe('a connector scan interrupted while it registers files', () => {
+  const NOTES = 300;
+
+  it.each(['SIGKILL', 'SIGTERM'] as const)('(%s) runs again at the next start: every file ends registered and indexed, and the connector shows the scan', async (signal) => {
+    const share = tempDir('hearth-crash-share-');
+    for (let i = 0; i < NOTES; i++) writeFileSync(path.join(share, `memo-${String(i).padStart(3, '0')}.txt`), `Memo ${i} on the shelf${i}marker. ${prose(9000 + i, 3)}\n`);
+    const env = { CONNECTOR_ALLOWED_PATHS: `/app/docs:${share}` };
+    const dataDir = tempDir('hearth-crash-data-');
+    const run = await boot(dataDir, env);
+    const connector = await api<{ id: string }>(run, 'POST', '/api/connectors', { name: 'Share', path: share });
+    const watcher = openDb(dataDir);
+    const registered = watcher.prepare(`SELECT count(*) FROM documents WHERE source_type = 'connector'`).pluck();
+    try {
+      await api(run, 'POST', `/api/connectors/${connector.id}/scan`);
+      await waitFor('part of the files registered', run.service, () => {
+        const count = registered.get() as number;
+        return count > 0 && count < NOTES;
+      }, 40_000, 2);
+      if (signal === 'SIGKILL') await kill(run);
+      else await stop(run);
+    } finally {
+      watcher.close();
+    }
+    const left = readDb(dataDir);
+    expect(left.documents.length).toBeGreaterThan(0);
+    expect(left.documents.length).toBeLessThan(NOTES);
+
+    const again = await boot(dataDir, env);
+    try {
+      const jobs = await jobsFinished(again, 120_000);
+      expect(jobs.map((job) => job.type)).toContain('connector.scan');
+      for (const job of jobs) expect({ type: job.type, state: job.state, error: job.error }).toEqual({ type: job.type, state: 'succeeded', error: undefined });
+      const docs = (await api<{ documents: DocView[]; total: number }>(again, 'GET', `/api/docs?source_id=${connector.id}&status=indexed&limit=1`));
+      expect(docs.total).toBe(NOTES);
+      const view = await api<{ last_scan_at: string | null; last_scan: { state: string; found: number; changed: number; unchanged: number; skipped_total: number } | null }>(again, 'GET', `/api/connectors/${connector.id}`);
+      expect(view.last_scan_at).not.toBeNull();
+      expect(view.last_scan).toMatchObject({ state: 'succeeded', found: NOTES, skipped_total: 0 });
+      expect(view.last_scan!.changed + view.last_scan!.unchanged).toBe(NOTES);
+      const found = await api<{ results: Array<{ document_id: string }> }>(again, 'POST', '/api/search', { query: `shelf${NOTES - 1}marker`, mode: 'keyword', k: 1 });
+      expect(found.results).toHaveLength(1);
+    } finally {
+      await stop(again);
+    }
+  }, 240_000);
 });
 
 function sha256Of(file: string): string {

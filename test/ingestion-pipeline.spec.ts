@@ -46,11 +46,11 @@ async function upload(app: TestApp, token: string, file: string): Promise<{ docu
   return res.json();
 }
 
-/** Chunk ids and texts by filename, and the index stats. */
+/** Chunk texts by filename (ids include the document's id, which differs between apps), and the index stats. */
 async function indexed(app: TestApp, token: string) {
   const rows = await app.app.db.selectFrom('chunks').innerJoin('documents', 'documents.id', 'chunks.document_id').select(['documents.filename', 'chunks.id', 'chunks.text', 'chunks.ordinal']).orderBy('chunks.ordinal').execute();
   const byFile: Record<string, string[]> = {};
-  for (const row of rows) (byFile[row.filename] ??= []).push(row.id);
+  for (const row of rows) (byFile[row.filename] ??= []).push(row.text);
   const stats = (await app.request({ method: 'GET', url: '/api/index/stats', token })).json();
   return { byFile, rows, stats };
 }

@@ -201,12 +201,37 @@ describe('the website crawler', () => {
     expect(pathsOf(await documents(sitemapOnly))).toEqual(['/', '/notes.txt']);
   });
 
-  it('on FREE, HTML pages are not indexed but their links are still followed', async () => {
+  it('on FREE, HTML pages are not indexed but their links are still followed; the sync counts them, says why, and warns with the remedy', async () => {
     await t.close();
     await start('FREE');
     const id = await created(siteConfig({ sitemap_url: `${site.origin}/sitemap.xml` }));
-    expect((await sync(id)).state).toBe('succeeded');
+    const job = await sync(id);
+    expect(job.state).toBe('succeeded');
     expect(pathsOf(await documents(id))).toEqual(['/notes.txt', '/report.pdf']);
+    // Five HTML pages (/, alpha, beta, gamma, deep/one) need PRO; /private/ (robots.txt) and /to-outside (off the site) are not crawled.
+    expect(job.result).toMatchObject({
+      state: 'succeeded',
+      found: 7,
+      changed: 2,
+      unchanged: 0,
+      removed: 0,
+      excluded: 2,
+      skipped: { plan_document_limit: 0, plan_storage_limit: 0, tier_required: 5, unsupported_type: 0, too_large: 0 },
+      skipped_total: 5,
+    });
+    expect(job.result.summary).toBe(
+      '7 pages, 2 new or changed, 0 unchanged, 0 removed, 2 not crawled (robots.txt, off the site, refused, or gone); ' +
+        '5 not indexed: 5 of a type a higher plan indexes. To index them: apply a PRO licence',
+    );
+    const warnings = t.logs().split('\n').filter((line) => line.includes('"level":40') && line.includes(id));
+    expect(warnings.some((line) => line.includes('plan or tier') && line.includes('apply a PRO licence'))).toBe(true);
+
+    // The integration shows its last sync, in the list too, and keeps it across a restart.
+    const view = (await t.request({ method: 'GET', url: `/api/integrations/${id}`, token: viewer })).json();
+    expect(view.last_sync).toEqual(job.result);
+    expect((await t.request({ method: 'GET', url: '/api/integrations', token: viewer })).json().integrations[0].last_sync).toEqual(job.result);
+    t = await t.restart();
+    expect((await t.request({ method: 'GET', url: `/api/integrations/${id}`, token: viewer })).json()).toMatchObject({ last_sync: job.result, last_sync_at: view.last_sync_at });
   });
 
   it('refuses non-public addresses at create time unless allowed, and metadata addresses always', async () => {
@@ -384,6 +409,29 @@ describe('the website crawler', () => {
     expect(Date.now() - waited).toBeLessThan(5000);
     expect((await t.request({ method: 'GET', url: `/api/jobs/${started.json().id}`, token: viewer })).json().state).toBe('cancelled');
     expect(await documents(id)).toEqual(before);
+  });
+
+  it('a sync interrupted by a stop of the service runs again at the next start, and completes', async () => {
+    const id = await created(siteConfig({ sitemap_url: `${site.origin}/sitemap.xml` }));
+    const alpha = { body: html('Alpha', `alphaword ${prose(81, 6)}`, ['deep/one.html']) };
+    site.set('/alpha.html', { hang: true });
+    const started = await t.request({ method: 'POST', url: `/api/integrations/${id}/sync`, token: editor });
+    expect(started.statusCode).toBe(202);
+    await vi.waitFor(() => expect(site.paths()).toContain('/alpha.html'));
+    site.set('/alpha.html', alpha);
+    t = await t.restart();
+    await t.app.jobs.idle();
+
+    const jobs = (await t.request({ method: 'GET', url: '/api/jobs?type=integration.sync', token: viewer })).json().jobs;
+    expect(jobs).toHaveLength(1);
+    expect(jobs[0]).toMatchObject({ state: 'succeeded', subject: { integration_id: id }, result: { state: 'succeeded' } });
+    const docs = await documents(id);
+    expect(pathsOf(docs)).toEqual(['/', '/alpha.html', '/beta.html', '/deep/one.html', '/gamma.html', '/notes.txt', '/report.pdf']);
+    expect(docs.every((doc) => doc.status === 'indexed')).toBe(true);
+    const view = (await t.request({ method: 'GET', url: `/api/integrations/${id}`, token: viewer })).json();
+    expect(view.last_sync_at).not.toBeNull();
+    expect(view.last_sync).toEqual(jobs[0].result);
+    expect(t.logs()).toContain('resuming integration syncs interrupted by a restart');
   });
 
   it('deleting an integration removes its documents, chunks and vectors; a disabled one does not sync', async () => {

@@ -39,7 +39,7 @@ export interface DocumentsTable {
 export interface ChunksTable {
   /** Integer key: the FTS5 rowid and the HNSW label of the chunk's vector. */
   rowid: Generated<number>;
-  /** Stable and content-derived (document hash, position, text): re-indexing an unchanged document is a no-op. */
+  /** Stable and content-derived (document id and hash, position, text): re-indexing an unchanged document is a no-op; copies of a file do not share ids. */
   id: string;
   document_id: string;
   ordinal: number;
@@ -69,6 +69,10 @@ export interface ConnectorsTable {
   include: string;
   enabled: number;
   last_scan_at: number | null;
+  /** When a scan was asked for that has not ended yet (an interrupted one runs again at the next start); null when none. Migration 0007. */
+  scan_requested_at: number | null;
+  /** JSON RunSummary of the last scan that ended (plugins/documents/run-summary.ts); null before the first. Migration 0007. */
+  last_scan: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -83,6 +87,10 @@ export interface IntegrationsTable {
   credentials_sealed: string | null;
   enabled: number;
   last_sync_at: number | null;
+  /** When a sync was asked for that has not ended yet (an interrupted one runs again at the next start); null when none. Migration 0007. */
+  sync_requested_at: number | null;
+  /** JSON RunSummary of the last sync that ended (plugins/documents/run-summary.ts); null before the first. Migration 0007. */
+  last_sync: string | null;
   created_at: number;
   updated_at: number;
 }

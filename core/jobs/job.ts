@@ -15,7 +15,12 @@ export interface Job {
   finished_at?: string;
   /** What the job works on (document ids, connector id…), for the UI. */
   subject?: Record<string, string | string[]>;
+  /** What it did, once it reports it (a connector scan's counts, what it skipped and why). */
+  result?: JobResult;
 }
+
+/** A job's own account of its work; the route schema of its type gives the shape. */
+export type JobResult = Record<string, unknown>;
 
 export interface JobListFilter {
   state?: JobState;

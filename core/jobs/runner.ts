@@ -1,25 +1,39 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { clock } from '../clock.js';
-import type { Job, JobStore } from './job.js';
+import type { Job, JobResult, JobStore } from './job.js';
 
 export interface JobContext {
   readonly signal: AbortSignal;
-  /** Throws JobCancelled when cancellation was asked for: work calls it between items. */
+  /** Throws JobCancelled when cancellation was asked for (JobInterrupted when the service is stopping): work calls it between items. */
   checkpoint(): void;
+  /** True once the service is stopping: what the work has not done is left to resume at the next start, not cancelled. */
+  interrupted(): boolean;
   progress(done: number, total: number, current?: string): Promise<void>;
+  /** What the work did, shown as the job's result (saved with the next state change). */
+  report(result: JobResult): void;
 }
 
 export type JobWork = (context: JobContext) => Promise<void>;
 
 export class JobCancelled extends Error {
+  constructor(message = 'cancelled') {
+    super(message);
+  }
+}
+
+/** A stop of the service, not a user's cancel: the work's queued items stay queued and resume at the next start. */
+export class JobInterrupted extends JobCancelled {
   constructor() {
-    super('cancelled');
+    super('interrupted by a stop of the service');
   }
 }
 
 /** A failure whose message is meant for the user; any other error shows as a generic one (details go to the log). */
 export class JobFailure extends Error {}
+
+/** What a job failed by any other error says. */
+export const INTERNAL_ERROR = 'Internal error; see the service log';
 
 /**
  * Runs background jobs one at a time, in order (ingestion saturates a 2-core box on its own),
@@ -50,7 +64,7 @@ export class JobRunner {
   async cancel(id: string): Promise<boolean> {
     const controller = this.controllers.get(id);
     if (!controller) return false;
-    controller.abort();
+    controller.abort(new JobCancelled());
     const job = await this.store.get(id);
     if (job?.state === 'queued') {
       await this.unstarted.get(id)?.().catch((error: unknown) => this.log.error({ err: error, job: id }, 'cleaning up a cancelled job failed'));
@@ -66,7 +80,7 @@ export class JobRunner {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const controller of this.controllers.values()) controller.abort();
+    for (const controller of this.controllers.values()) controller.abort(new JobInterrupted());
     await this.tail;
   }
 
@@ -82,11 +96,15 @@ export class JobRunner {
     const context: JobContext = {
       signal: controller.signal,
       checkpoint: () => {
-        if (controller.signal.aborted) throw new JobCancelled();
+        if (controller.signal.aborted) throw controller.signal.reason instanceof JobInterrupted ? new JobInterrupted() : new JobCancelled();
       },
+      interrupted: () => controller.signal.reason instanceof JobInterrupted,
       progress: async (done, total, item) => {
         current.progress = { done, total, ...(item ? { current: item } : {}) };
         await this.store.save(current);
+      },
+      report: (result) => {
+        current.result = result;
       },
     };
     try {
@@ -95,7 +113,7 @@ export class JobRunner {
     } catch (error) {
       if (error instanceof JobCancelled || controller.signal.aborted) return this.finish(current, 'cancelled');
       this.log.error({ err: error, job: job.id, type: job.type }, 'job failed');
-      await this.finish(current, 'failed', error instanceof JobFailure ? error.message : 'Internal error; see the service log');
+      await this.finish(current, 'failed', error instanceof JobFailure ? error.message : INTERNAL_ERROR);
     }
   }
 

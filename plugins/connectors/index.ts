@@ -11,13 +11,16 @@ declare module 'fastify' {
   }
 }
 
-/** Local-directory connectors: folders inside CONNECTOR_ALLOWED_PATHS kept in sync with the index by scan jobs. */
+/** Local-directory connectors: folders inside CONNECTOR_ALLOWED_PATHS kept in sync with the index by scan jobs; an interrupted scan runs again at start. */
 export default fp(
   async function connectors(app) {
     const repository = new ConnectorsRepository(app.db);
     const allowed = new AllowedPaths(app.config.connectorAllowedPaths);
     const scanner = new ConnectorScanner(repository, allowed, app.documents, app.ingestion, app.log);
-    app.decorate('connectors', new ConnectorsService(repository, allowed, scanner, app.documents, app.ingestion, app.jobs));
+    const service = new ConnectorsService(repository, allowed, scanner, app.documents, app.ingestion, app.jobs, app.log);
+    app.decorate('connectors', service);
+    // After ingestion's own resume (registered before): the documents it re-queues are indexed first.
+    app.addHook('onReady', () => service.resumeInterrupted());
     await app.register(connectorsRoutes);
   },
   { name: 'connectors', dependencies: ['ingestion'] },

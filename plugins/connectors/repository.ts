@@ -47,6 +47,16 @@ export class ConnectorsRepository {
     await this.db.updateTable('connectors').set(change).where('id', '=', id).execute();
   }
 
+  /** Connectors with a scan asked for that never ended: the service stopped or crashed before. */
+  listScanRequested(): Promise<ConnectorRow[]> {
+    return this.db.selectFrom('connectors').selectAll().where('scan_requested_at', 'is not', null).orderBy('scan_requested_at').execute();
+  }
+
+  /** Ends the request of a scan asked for at `requestedAt`, unless another was asked for since (that one is still queued). */
+  async endScanRequest(id: string, requestedAt: number): Promise<void> {
+    await this.db.updateTable('connectors').set({ scan_requested_at: null }).where('id', '=', id).where('scan_requested_at', '<=', requestedAt).execute();
+  }
+
   async delete(id: string): Promise<boolean> {
     const result = await this.db.deleteFrom('connectors').where('id', '=', id).executeTakeFirst();
     return Number(result.numDeletedRows) > 0;

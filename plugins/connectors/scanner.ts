@@ -1,34 +1,21 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { clock } from '../../core/clock.js';
 import { type JobContext, JobCancelled, JobFailure } from '../../core/jobs/runner.js';
-import { CANCELLED_REASON, type DocumentsService, needsIndexing } from '../documents/service.js';
+import { CANCELLED_REASON, type DocumentsService } from '../documents/service.js';
+import type { RunSummary } from '../documents/run-summary.js';
+import { recordRun, SourceRunTally } from '../documents/source-run.js';
 import type { IngestionPipeline } from '../ingestion/pipeline.js';
 import { type AllowedPaths, isInside } from './allowed-paths.js';
 import { walkDirectory } from './directory-walk.js';
 import type { ConnectorRow, ConnectorsRepository } from './repository.js';
 
-export interface ScanSummary {
-  files: number;
-  changed: number;
-  unchanged: number;
-  skipped: number;
-  removed: number;
-  escaping: number;
-  unreadable: number;
-}
-
-function describe(summary: ScanSummary): string {
-  const parts = [`${summary.files} files`, `${summary.changed} new or changed`, `${summary.unchanged} unchanged`, `${summary.removed} removed`];
-  if (summary.skipped) parts.push(`${summary.skipped} of an unsupported type or over the plan's limits`);
-  if (summary.escaping) parts.push(`${summary.escaping} links outside CONNECTOR_ALLOWED_PATHS skipped`);
-  if (summary.unreadable) parts.push(`${summary.unreadable} unreadable`);
-  return parts.join(', ');
-}
+const SCAN_WORDS = { item: 'files', excluded: 'links outside CONNECTOR_ALLOWED_PATHS skipped', unreadable: 'unreadable' } as const;
 
 /**
  * The work of one connector scan, inside one job: walk the folder, register each file (unchanged
  * content is skipped by hash), drop documents whose file is gone, then index what changed. The job
- * succeeds only once the changed documents are indexed (or failed with their own reason).
+ * succeeds only once the changed documents are indexed (or failed with their own reason); its result
+ * and the connector's last scan say what it did and what it left out, and why.
  */
 export class ConnectorScanner {
   constructor(
@@ -39,11 +26,24 @@ export class ConnectorScanner {
     private readonly log: FastifyBaseLogger,
   ) {}
 
-  async scan(connector: ConnectorRow, context: JobContext): Promise<ScanSummary> {
+  /** `requestedAt`: when this scan was asked for; its request ends with it. */
+  async scan(connector: ConnectorRow, requestedAt: number, context: JobContext): Promise<void> {
+    const tally = new SourceRunTally(SCAN_WORDS);
+    const save = async (summary: RunSummary) => {
+      const succeeded = summary.state === 'succeeded' ? { last_scan_at: Date.parse(summary.finished_at) } : {};
+      await this.repository.update(connector.id, { last_scan: JSON.stringify(summary), ...succeeded });
+      await this.repository.endScanRequest(connector.id, requestedAt);
+    };
+    await recordRun(context, tally, { log: this.log, source: { connector: connector.id }, label: 'connector scan', save }, () => this.walkAndIndex(connector, context, tally));
+  }
+
+  private async walkAndIndex(connector: ConnectorRow, context: JobContext, tally: SourceRunTally): Promise<void> {
     const root = await this.resolveRoot(connector);
     const include = JSON.parse(connector.include) as string[];
     const walk = await walkDirectory(root, { recursive: connector.recursive === 1, include }, this.allowed, context.checkpoint);
-    const summary: ScanSummary = { files: walk.files.length, changed: 0, unchanged: 0, skipped: 0, removed: 0, escaping: walk.escaping.length, unreadable: walk.unreadable.length };
+    tally.add('found', walk.files.length);
+    tally.add('excluded', walk.escaping.length);
+    tally.add('unreadable', walk.unreadable.length);
     if (walk.escaping.length) this.log.warn({ connector: connector.id, entries: walk.escaping.slice(0, 50) }, 'connector scan skipped links that lead outside CONNECTOR_ALLOWED_PATHS');
 
     const toIndex: string[] = [];
@@ -56,32 +56,25 @@ export class ConnectorScanner {
           const outcome = await this.documents.upsertFromSource({
             sourceType: 'connector', sourceId: connector.id, sourcePath: file.realPath, filename: file.name, filePath: file.realPath, keepCopy: false,
           });
-          if ('skipped' in outcome) summary.skipped++;
-          else {
-            summary[outcome.changed ? 'changed' : 'unchanged']++;
-            // Also an unchanged file whose document an interrupted scan left queued.
-            if (outcome.changed || needsIndexing(outcome.document)) toIndex.push(outcome.document.id);
-          }
+          const document = tally.registered(outcome);
+          if (document) toIndex.push(document.id);
         } catch (error) {
           // Vanished or unreadable since the walk: the file's document (if any) is kept as it was.
-          summary.unreadable++;
+          tally.add('unreadable');
           this.log.warn({ err: error, connector: connector.id, file: file.relativePath }, 'connector scan could not read a file');
         }
       }
       await context.progress(total, total);
-      summary.removed = await this.removeGone(connector.id, new Set(walk.files.map((file) => file.realPath)), walk.unlistedDirs);
+      tally.add('removed', await this.removeGone(connector.id, new Set(walk.files.map((file) => file.realPath)), walk.unlistedDirs));
       context.checkpoint();
     } catch (error) {
-      // Left queued, they would look unchanged to the next scan and never be indexed.
-      if (error instanceof JobCancelled) await this.failQueued(toIndex);
+      // Left queued after a cancel, they would look unchanged to the next scan and never be indexed (after a stop, the next start resumes them).
+      if (error instanceof JobCancelled && !context.interrupted()) await this.failQueued(toIndex);
       throw error;
     }
 
     await this.ingestion.ingestWithin(toIndex, { ...context, progress: (done, all, current) => context.progress(total + done, total + all, current) });
-    await this.repository.update(connector.id, { last_scan_at: clock.now() });
-    await context.progress(total + toIndex.length, total + toIndex.length, describe(summary));
-    this.log.info({ connector: connector.id, ...summary }, 'connector scan finished');
-    return summary;
+    await context.progress(total + toIndex.length, total + toIndex.length, tally.text());
   }
 
   /** The folder is checked again: it may have been removed, unmounted or swapped for a link since it was saved. */

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { RunSummary } from '../documents/run-summary.js';
 import { JobView } from '../jobs/schemas.js';
 
 /** Printable, not blank: a name is shown in the UI and in logs. */
@@ -51,7 +52,8 @@ export const ConnectorView = Type.Object(
     recursive: Type.Boolean(),
     include: Type.Array(Type.String()),
     enabled: Type.Boolean(),
-    last_scan_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    last_scan_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When a scan last succeeded' }),
+    last_scan: Type.Union([RunSummary, Type.Null()], { description: 'What the last scan that ended did (succeeded, failed or cancelled), kept across restarts' }),
     document_count: Type.Integer(),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Updateable } from 'kysely';
 import { clock } from '../../core/clock.js';
 import type { ConnectorsTable } from '../../core/db/documents-schema.js';
 import { conflict, notFound } from '../../core/errors.js';
 import type { Job } from '../../core/jobs/job.js';
 import { type JobContext, JobCancelled, type JobRunner } from '../../core/jobs/runner.js';
+import type { RunSummary } from '../documents/run-summary.js';
 import type { DocumentsService } from '../documents/service.js';
 import type { IngestionPipeline } from '../ingestion/pipeline.js';
 import type { AllowedPaths } from './allowed-paths.js';
@@ -23,6 +25,7 @@ export function toConnectorView(row: ConnectorViewRow): ConnectorView {
     include: JSON.parse(row.include) as string[],
     enabled: row.enabled === 1,
     last_scan_at: row.last_scan_at === null ? null : clock.iso(row.last_scan_at),
+    last_scan: row.last_scan === null ? null : (JSON.parse(row.last_scan) as RunSummary),
     document_count: Number(row.document_count),
     created_at: clock.iso(row.created_at),
     updated_at: clock.iso(row.updated_at),
@@ -49,6 +52,7 @@ export class ConnectorsService {
     private readonly documents: DocumentsService,
     private readonly ingestion: IngestionPipeline,
     private readonly jobs: JobRunner,
+    private readonly log: FastifyBaseLogger,
   ) {}
 
   list(): Promise<ConnectorViewRow[]> {
@@ -75,6 +79,8 @@ export class ConnectorsService {
       include: JSON.stringify(normaliseInclude(input.include ?? [])),
       enabled: input.enabled === false ? 0 : 1,
       last_scan_at: null,
+      scan_requested_at: null,
+      last_scan: null,
       created_at: now,
       updated_at: now,
     }));
@@ -119,11 +125,26 @@ export class ConnectorsService {
     return jobs;
   }
 
-  private enqueueScan(connector: ConnectorRow): Promise<Job> {
-    return this.jobs.enqueue(SCAN_JOB_TYPE, (context) => this.runScan(connector.id, context), { connector_id: connector.id });
+  /** At start: scans asked for that never ended (the service stopped or crashed meanwhile) are queued again. */
+  async resumeInterrupted(): Promise<void> {
+    const interrupted = await this.repository.listScanRequested();
+    if (interrupted.length === 0) return;
+    this.log.warn({ connectors: interrupted.map((connector) => connector.id) }, 'resuming connector scans interrupted by a restart');
+    for (const connector of interrupted) {
+      if (connector.enabled === 1) await this.enqueueScan(connector);
+      else await this.repository.endScanRequest(connector.id, connector.scan_requested_at!);
+    }
   }
 
-  private async runScan(id: string, context: JobContext): Promise<void> {
+  /** The request is kept in the database until the scan ends, so that a stop or a crash does not forget it. */
+  private async enqueueScan(connector: ConnectorRow): Promise<Job> {
+    const requestedAt = clock.now();
+    await this.repository.update(connector.id, { scan_requested_at: requestedAt });
+    return this.jobs.enqueue(SCAN_JOB_TYPE, (context) => this.runScan(connector.id, requestedAt, context), { connector_id: connector.id }, () =>
+      this.repository.endScanRequest(connector.id, requestedAt));
+  }
+
+  private async runScan(id: string, requestedAt: number, context: JobContext): Promise<void> {
     const checkpoint = () => {
       context.checkpoint();
       if (this.deleted.has(id)) throw new JobCancelled();
@@ -132,7 +153,7 @@ export class ConnectorsService {
       checkpoint();
       const connector = await this.repository.findById(id);
       if (!connector) throw new JobCancelled();
-      await this.scanner.scan(connector, { ...context, checkpoint });
+      await this.scanner.scan(connector, requestedAt, { ...context, checkpoint });
     } finally {
       // A scan racing a delete may have registered a file after the delete removed the rest.
       if (this.deleted.has(id)) await this.removeDocumentsOf(id);

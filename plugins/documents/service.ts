@@ -9,9 +9,10 @@ import { clock } from '../../core/clock.js';
 import { INVISIBLE_CONTROLS } from '../../core/schemas.js';
 import { badRequest, conflict, HttpError, payloadTooLarge, unsupportedMediaType } from '../../core/errors.js';
 import { copyFileOwnerOnly } from '../../core/owner-only.js';
-import { type Entitlement, tierAtLeast } from '../../core/tiers.js';
+import { type Entitlement, type Tier, tierAtLeast } from '../../core/tiers.js';
 import { detectFileTypeOfFile, OCR_FILE_TYPES, TIER_FOR_TYPE, type DetectedFileType } from '../ingestion/file-type.js';
 import type { DocumentRow, DocumentsRepository } from './repository.js';
+import type { SkipReason } from './run-summary.js';
 
 /** A file found by a connector scan or fetched by an integration. */
 export interface SourceFile {
@@ -44,6 +45,24 @@ class LimitExceeded extends Error {
 }
 
 const planLimit = (message: string) => new HttpError(403, 'plan_limit_exceeded', message);
+
+/** A file or page of a source that was not made a document: why, and what would lift it when a licence would. */
+export interface SourceSkip {
+  skipped: SkipReason;
+  detail: string;
+  remedy?: string;
+}
+
+export type SourceUpsert = { document: DocumentRow; changed: boolean } | SourceSkip;
+
+const article = (tier: Tier) => (tier === 'ENTERPRISE' ? 'an' : 'a');
+
+/** What lifts a plan limit: the next plan up, or for ENTERPRISE a licence with higher limits. */
+function planRemedy(tier: Tier): string {
+  if (tier === 'FREE') return 'apply a PRO licence';
+  if (tier === 'PRO') return 'apply an ENTERPRISE licence';
+  return 'apply a licence with higher limits';
+}
 
 /** Failure reasons that say nothing about the file: its next scan or sync tries it again. */
 export const CANCELLED_REASON = 'Indexing was cancelled';
@@ -160,22 +179,29 @@ export class DocumentsService {
   /**
    * Registers a file of a connector or integration. Unchanged content (same sha256 at the same source
    * path) is a no-op; new or changed content is stored (a copy for integrations; connectors are read
-   * in place) and queued. Returns null for a type Hearth does not index or the plan does not allow.
+   * in place) and queued. A type Hearth does not index or the plan does not allow is skipped, with the reason.
    */
-  async upsertFromSource(input: SourceFile): Promise<{ document: DocumentRow; changed: boolean } | { skipped: string }> {
+  async upsertFromSource(input: SourceFile): Promise<SourceUpsert> {
     const detected = await detectFileTypeOfFile(input.filePath, input.filename);
-    if (!detected || (OCR_FILE_TYPES.has(detected.fileType) && !this.ocrEnabled)) return { skipped: 'unsupported file type' };
-    if (!tierAtLeast(this.entitlement.tier(), TIER_FOR_TYPE[detected.fileType])) return { skipped: `${detected.fileType} needs the ${TIER_FOR_TYPE[detected.fileType]} plan` };
+    if (!detected) return { skipped: 'unsupported_type', detail: 'unsupported file type' };
+    if (OCR_FILE_TYPES.has(detected.fileType) && !this.ocrEnabled) return { skipped: 'unsupported_type', detail: `${detected.fileType} images are indexed only with INDEXING_OCR_ENABLED` };
+    const tier = this.entitlement.tier();
+    const required = TIER_FOR_TYPE[detected.fileType];
+    if (!tierAtLeast(tier, required)) return { skipped: 'tier_required', detail: `${detected.fileType} needs the ${required} plan`, remedy: `apply ${article(required)} ${required} licence` };
     const { sha256, size } = await hashFile(input.filePath);
     const existing = await this.repository.findBySource(input.sourceType, input.sourceId, input.sourcePath);
     // A document that failed for a reason outside the file is queued again; one that failed on this content is not.
     if (existing && existing.sha256 === sha256 && !(existing.status === 'failed' && needsIndexing(existing))) return { document: existing, changed: false };
 
     const limits = this.entitlement.limits();
-    if (size > limits.file_size_bytes) return { skipped: `larger than the plan's ${limits.file_size_bytes} bytes per file` };
+    if (size > limits.file_size_bytes) return { skipped: 'too_large', detail: `larger than the plan's ${limits.file_size_bytes} bytes per file`, remedy: planRemedy(tier) };
     const usage = await this.repository.usage();
-    if (!existing && usage.documents >= limits.documents) return { skipped: 'the plan’s document count is reached' };
-    if (usage.storage_bytes - (existing?.size_bytes ?? 0) + size > limits.storage_bytes) return { skipped: 'the plan’s storage is used up' };
+    if (!existing && usage.documents >= limits.documents) {
+      return { skipped: 'plan_document_limit', detail: `the plan's ${limits.documents} documents are reached`, remedy: `delete documents or ${planRemedy(tier)}` };
+    }
+    if (usage.storage_bytes - (existing?.size_bytes ?? 0) + size > limits.storage_bytes) {
+      return { skipped: 'plan_storage_limit', detail: "the plan's storage is used up", remedy: `delete documents or ${planRemedy(tier)}` };
+    }
 
     const id = existing?.id ?? randomUUID();
     let storagePath: string | null = null;

@@ -64,9 +64,12 @@ interface Draft {
 
 const SENTENCE_END = /(?<=[.!?…。！？]["'”’)\]]?)\s+(?=\S)/;
 
-/** Stable and content-derived: re-chunking unchanged content gives the same ids. */
-export function chunkId(documentSha256: string, ordinal: number, text: string): string {
-  return createHash('sha256').update(`${documentSha256}\n${ordinal}\n${text}`).digest('hex').slice(0, 32);
+/**
+ * Stable and content-derived: re-chunking unchanged content gives the same ids. The document's id is
+ * part of it, so two files with the same bytes (a copy, a hard link) each have chunks of their own.
+ */
+export function chunkId(document: { id: string; sha256: string }, ordinal: number, text: string): string {
+  return createHash('sha256').update(`${document.id}\n${document.sha256}\n${ordinal}\n${text}`).digest('hex').slice(0, 32);
 }
 
 const joinUnits = (parts: Unit[]) => parts.map((unit, i) => (i ? unit.sep + unit.text : unit.text)).join('');

@@ -195,7 +195,8 @@ export class IngestionPipeline {
             await this.ingestDocument(document, prepared, context);
           } catch (error) {
             if (!(error instanceof JobCancelled)) throw error;
-            await this.markCancelled(documentIds.slice(done));
+            // A stop of the service leaves them queued: the next start resumes them (resumeInterrupted).
+            if (!context.interrupted()) await this.markCancelled(documentIds.slice(done));
             throw error;
           }
         }
@@ -248,7 +249,7 @@ export class IngestionPipeline {
     const embedder = this.searchIndex.embedder();
     const drafts = chunkDocument(extracted, this.chunkOptions(embedder));
     if (drafts.length === 0) throw new ExtractionError('empty', 'No text long enough to index was found in this document');
-    const ids = drafts.map((draft) => chunkId(document.sha256, draft.ordinal, draft.text));
+    const ids = drafts.map((draft) => chunkId(document, draft.ordinal, draft.text));
     const unchanged = sameChunks(await this.chunks.idsOf(document.id), ids, embedder);
     const slices = embedder && !unchanged ? this.requestVectors(document.id, embedder, drafts) : [];
     return { sha256: document.sha256, file, pageCount: extracted.pageCount ?? null, title: extracted.title, drafts, ids, embedder, slices };
@@ -285,7 +286,9 @@ export class IngestionPipeline {
     } catch (error) {
       this.forget([document.id]);
       await this.discardChunks(document.id);
-      if (error instanceof JobCancelled) throw error;
+      // A stop of the service is no fault of the document: it is queued again for the next start.
+      if (context.interrupted()) await this.documents.repository.update(document.id, { status: 'queued', updated_at: clock.now() });
+      if (error instanceof JobCancelled || context.interrupted()) throw error;
       const reason = error instanceof ExtractionError ? error.message : UNEXPECTED_REASON;
       if (!(error instanceof ExtractionError)) this.log.error({ err: error, document: document.id }, 'indexing failed');
       await this.documents.repository.update(document.id, { status: 'failed', error: reason, updated_at: clock.now() });

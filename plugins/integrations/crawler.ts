@@ -37,7 +37,7 @@ export type CrawlEvent =
   /** Could not be read this time (network error, 5xx): what was indexed stays. */
   | { kind: 'unreachable'; url: string; reason: string }
   /** Not part of the site any more, or never fetchable (404/410, robots, too large, refused): not indexed. */
-  | { kind: 'skipped'; url: string; reason: string };
+  | { kind: 'skipped'; url: string; reason: string; tooLarge?: true };
 
 /** The sync cannot go on (robots.txt or the start page unreadable): nothing is removed. */
 export class CrawlFailure extends Error {}
@@ -246,7 +246,7 @@ export class WebCrawler {
       case 'off_origin':
         return { kind: 'skipped', url, reason: 'redirects off the site' };
       case 'too_large':
-        return { kind: 'skipped', url, reason: 'larger than the 20 MB response cap' };
+        return { kind: 'skipped', url, reason: 'larger than the 20 MB response cap', tooLarge: true };
       case 'status':
         if (result.status === 404 || result.status === 410) return { kind: 'skipped', url, reason: `HTTP ${result.status}` };
         return { kind: 'unreachable', url, reason: `HTTP ${result.status}` };

@@ -9,10 +9,10 @@ declare module 'fastify' {
   }
 }
 
-/** Integrations: remote sources synced into the index as jobs (a website crawler), and /api/integrations. */
+/** Integrations: remote sources synced into the index as jobs (a website crawler), and /api/integrations; an interrupted sync runs again at start. */
 export default fp(
   async function integrations(app) {
-    app.decorate('integrations', new IntegrationsService({
+    const service = new IntegrationsService({
       repository: new IntegrationsRepository(app.db),
       documents: app.documents,
       ingestion: app.ingestion,
@@ -20,7 +20,10 @@ export default fp(
       secretBox: app.secretBox,
       dataDir: app.config.dataDir,
       log: app.log,
-    }));
+    });
+    app.decorate('integrations', service);
+    // After ingestion's own resume (registered before): the documents it re-queues are indexed first.
+    app.addHook('onReady', () => service.resumeInterrupted());
     await app.register(integrationsRoutes);
   },
   { name: 'integrations', dependencies: ['ingestion'] },

@@ -33,6 +33,16 @@ export class IntegrationsRepository {
     await this.db.updateTable('integrations').set(change).where('id', '=', id).execute();
   }
 
+  /** Integrations with a sync asked for that never ended: the service stopped or crashed before. */
+  listSyncRequested(): Promise<IntegrationRow[]> {
+    return this.db.selectFrom('integrations').selectAll().where('sync_requested_at', 'is not', null).orderBy('sync_requested_at').execute();
+  }
+
+  /** Ends the request of a sync asked for at `requestedAt`, unless another was asked for since. */
+  async endSyncRequest(id: string, requestedAt: number): Promise<void> {
+    await this.db.updateTable('integrations').set({ sync_requested_at: null }).where('id', '=', id).where('sync_requested_at', '<=', requestedAt).execute();
+  }
+
   /** Its page records go by cascade; its documents are removed by the service first. */
   async delete(id: string): Promise<void> {
     await this.db.deleteFrom('integrations').where('id', '=', id).execute();

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { StringEnum } from '../../core/schemas.js';
+import { RunSummary } from '../documents/run-summary.js';
 
 export const INTEGRATION_KINDS = ['web'] as const;
 
@@ -49,7 +50,8 @@ export const IntegrationView = Type.Object(
     credentials_set: Type.Boolean({ description: 'Whether credentials are stored; they are never returned' }),
     enabled: Type.Boolean(),
     document_count: Type.Integer(),
-    last_sync_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    last_sync_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When a sync last succeeded' }),
+    last_sync: Type.Union([RunSummary, Type.Null()], { description: 'What the last sync that ended did (succeeded, failed or cancelled), kept across restarts' }),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },

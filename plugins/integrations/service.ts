@@ -5,6 +5,7 @@ import type { SecretBox } from '../../core/crypto/secret-box.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
 import type { Job } from '../../core/jobs/job.js';
 import { JobFailure, type JobRunner } from '../../core/jobs/runner.js';
+import type { RunSummary } from '../documents/run-summary.js';
 import type { DocumentsService } from '../documents/service.js';
 import type { IngestionPipeline } from '../ingestion/pipeline.js';
 import type { Credentials, WebConfig } from './crawler.js';
@@ -38,6 +39,7 @@ export function toIntegrationView(row: IntegrationRow, documentCount: number): I
     enabled: row.enabled === 1,
     document_count: documentCount,
     last_sync_at: row.last_sync_at === null ? null : clock.iso(row.last_sync_at),
+    last_sync: row.last_sync === null ? null : (JSON.parse(row.last_sync) as RunSummary),
     created_at: clock.iso(row.created_at),
     updated_at: clock.iso(row.updated_at),
   };
@@ -85,6 +87,8 @@ export class IntegrationsService {
       credentials_sealed: input.credentials ? this.seal(id, input.credentials) : null,
       enabled: input.enabled === false ? 0 : 1,
       last_sync_at: null,
+      sync_requested_at: null,
+      last_sync: null,
       created_at: now,
       updated_at: now,
     });
@@ -123,14 +127,28 @@ export class IntegrationsService {
     const running = this.syncJobs.get(id);
     const current = running ? await this.options.jobs.store.get(running) : undefined;
     if (current && (current.state === 'queued' || current.state === 'running')) return current;
+    // The request is kept in the database until the sync ends, so that a stop or a crash does not forget it.
+    const requestedAt = clock.now();
+    await this.repository.update(id, { sync_requested_at: requestedAt });
     const job = await this.options.jobs.enqueue(SYNC_JOB_TYPE, async (context) => {
       const integration = await this.repository.find(id);
       if (!integration) return;
-      const sync = new IntegrationSync({ ...this.options, resolve: this.resolve }, integration, this.openCredentials(integration));
+      const sync = new IntegrationSync({ ...this.options, resolve: this.resolve }, integration, () => this.openCredentials(integration), requestedAt);
       await sync.run(context);
-    }, { integration_id: id });
+    }, { integration_id: id }, () => this.repository.endSyncRequest(id, requestedAt));
     this.syncJobs.set(id, job.id);
     return job;
+  }
+
+  /** At start: syncs asked for that never ended (the service stopped or crashed meanwhile) are queued again. */
+  async resumeInterrupted(): Promise<void> {
+    const interrupted = await this.repository.listSyncRequested();
+    if (interrupted.length === 0) return;
+    this.options.log.warn({ integrations: interrupted.map((row) => row.id) }, 'resuming integration syncs interrupted by a restart');
+    for (const row of interrupted) {
+      if (row.enabled === 1) await this.sync(row.id);
+      else await this.repository.endSyncRequest(row.id, row.sync_requested_at!);
+    }
   }
 
   /** Defaults applied, URLs normalised, and every URL's host checked against the SSRF guard now, not only at sync. */

@@ -4,7 +4,9 @@ import type { FastifyBaseLogger } from 'fastify';
 import { clock } from '../../core/clock.js';
 import { type JobContext, JobFailure } from '../../core/jobs/runner.js';
 import type { DocumentRow } from '../documents/repository.js';
-import { type DocumentsService, needsIndexing } from '../documents/service.js';
+import type { RunSummary } from '../documents/run-summary.js';
+import type { DocumentsService } from '../documents/service.js';
+import { recordRun, SourceRunTally } from '../documents/source-run.js';
 import type { IngestionPipeline } from '../ingestion/pipeline.js';
 import { CrawlFailure, type CrawlEvent, type Credentials, type PreviousPage, type WebConfig, WebCrawler } from './crawler.js';
 import type { IntegrationPageRow, IntegrationRow, IntegrationsRepository } from './repository.js';
@@ -19,15 +21,7 @@ export interface SyncDependencies {
   resolve?: Resolver;
 }
 
-/** What one sync did, for the log line at its end. */
-interface SyncTally {
-  fetched: number;
-  unchanged: number;
-  changed: number;
-  skipped: number;
-  unreachable: number;
-  removed: number;
-}
+const SYNC_WORDS = { item: 'pages', excluded: 'not crawled (robots.txt, off the site, refused, or gone)', unreadable: 'unreachable' } as const;
 
 /** A URL as it may appear in a log line: a query string can carry a token. */
 const loggable = (url: string) => url.split('?')[0];
@@ -40,17 +34,31 @@ const loggable = (url: string) => url.split('?')[0];
 export class IntegrationSync {
   private readonly seen = new Set<string>();
   private readonly toIndex = new Set<string>();
-  private readonly tally: SyncTally = { fetched: 0, unchanged: 0, changed: 0, skipped: 0, unreachable: 0, removed: 0 };
+  private readonly tally = new SourceRunTally(SYNC_WORDS);
   private pages = new Map<string, IntegrationPageRow>();
   private documents = new Map<string, DocumentRow>();
 
   constructor(
     private readonly deps: SyncDependencies,
     private readonly integration: IntegrationRow,
-    private readonly credentials: Credentials | null,
+    /** Opened inside the run, so that a failure to decrypt them is the run's recorded failure. */
+    private readonly credentials: () => Credentials | null,
+    /** When this sync was asked for: its request ends with it. */
+    private readonly requestedAt: number,
   ) {}
 
+  /** The sync, recorded: the job's result and the integration's last sync say what it did and left out. */
   async run(context: JobContext): Promise<void> {
+    const id = this.integration.id;
+    const save = async (summary: RunSummary) => {
+      const succeeded = summary.state === 'succeeded' ? { last_sync_at: Date.parse(summary.finished_at) } : {};
+      await this.deps.repository.update(id, { last_sync: JSON.stringify(summary), ...succeeded });
+      await this.deps.repository.endSyncRequest(id, this.requestedAt);
+    };
+    await recordRun(context, this.tally, { log: this.deps.log, source: { integration: id }, label: 'integration sync', save }, () => this.crawlAndIndex(context));
+  }
+
+  private async crawlAndIndex(context: JobContext): Promise<void> {
     const id = this.integration.id;
     this.pages = new Map((await this.deps.repository.pages(id)).map((page) => [page.url, page]));
     this.documents = new Map((await this.deps.documents.repository.listBySource('integration', id)).map((doc) => [doc.id, doc]));
@@ -60,7 +68,7 @@ export class IntegrationSync {
     try {
       const crawler = new WebCrawler({
         config: JSON.parse(this.integration.config) as WebConfig,
-        credentials: this.credentials,
+        credentials: this.credentials(),
         previous: (url) => this.previous(url),
         tmpDir,
         signal: context.signal,
@@ -81,8 +89,6 @@ export class IntegrationSync {
     if (!(await this.deps.repository.find(id))) return this.discardAll();
     await this.removeUnseen();
     await this.deps.ingestion.ingestWithin([...this.toIndex], context);
-    await this.deps.repository.update(id, { last_sync_at: clock.now() });
-    this.deps.log.info({ integration: id, ...this.tally }, 'integration synced');
   }
 
   /** Validators are sent only while an indexed copy is kept: a 304 must leave something to read links from. */
@@ -98,19 +104,21 @@ export class IntegrationSync {
     switch (event.kind) {
       case 'not_modified': {
         this.seen.add(event.url);
-        this.tally.unchanged++;
+        this.tally.add('found');
+        this.tally.add('unchanged');
         const page = this.pages.get(event.url)!;
         await this.deps.repository.savePage({ ...page, fetched_at: clock.now() });
         return;
       }
       case 'unreachable':
-        this.tally.unreachable++;
+        this.tally.add('unreadable');
         // A passing outage must not empty the index: what was there stays until the page is really gone.
         if (this.pages.has(event.url)) this.seen.add(event.url);
         this.deps.log.warn({ integration: this.integration.id, url: loggable(event.url), reason: event.reason }, 'integration page unreachable');
         return;
       case 'skipped':
-        this.tally.skipped++;
+        if (event.tooLarge) this.tally.skip('too_large');
+        else this.tally.add('excluded');
         this.deps.log.debug({ integration: this.integration.id, url: loggable(event.url), reason: event.reason }, 'integration page skipped');
         return;
       case 'fetched':
@@ -119,7 +127,7 @@ export class IntegrationSync {
   }
 
   private async register(event: Extract<CrawlEvent, { kind: 'fetched' }>): Promise<void> {
-    this.tally.fetched++;
+    this.tally.add('found');
     const result = await this.deps.documents.upsertFromSource({
       sourceType: 'integration',
       sourceId: this.integration.id,
@@ -129,16 +137,13 @@ export class IntegrationSync {
       keepCopy: true,
     });
     await rm(event.file, { force: true });
+    const toIndex = this.tally.registered(result);
     if ('skipped' in result) {
-      this.tally.skipped++;
-      this.deps.log.debug({ integration: this.integration.id, url: loggable(event.url), reason: result.skipped }, 'integration page not indexed');
+      this.deps.log.debug({ integration: this.integration.id, url: loggable(event.url), reason: result.detail }, 'integration page not indexed');
       return;
     }
     this.seen.add(event.url);
-    // A document left queued by an interrupted sync is indexed now, though its content did not change.
-    if (result.changed || needsIndexing(result.document)) this.toIndex.add(result.document.id);
-    if (result.changed) this.tally.changed++;
-    else this.tally.unchanged++;
+    if (toIndex) this.toIndex.add(toIndex.id);
     await this.deps.repository.savePage({
       integration_id: this.integration.id,
       url: event.url,
@@ -155,7 +160,7 @@ export class IntegrationSync {
     const current = await this.deps.documents.repository.listBySource('integration', this.integration.id);
     const stale = current.filter((doc) => !doc.source_path || !this.seen.has(doc.source_path)).map((doc) => doc.id);
     if (stale.length) await this.deps.ingestion.deleteDocuments(stale);
-    this.tally.removed = stale.length;
+    this.tally.add('removed', stale.length);
     await this.deps.repository.deletePages(this.integration.id, [...this.pages.keys()].filter((url) => !this.seen.has(url)));
   }
 

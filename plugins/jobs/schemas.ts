@@ -1,5 +1,7 @@
 import { Type } from 'typebox';
+import type { JobResult } from '../../core/jobs/job.js';
 import { StringEnum } from '../../core/schemas.js';
+import { RunSummary } from '../documents/run-summary.js';
 
 export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 
@@ -14,6 +16,8 @@ export const JobView = Type.Object(
     started_at: Type.Optional(Type.String({ format: 'date-time' })),
     finished_at: Type.Optional(Type.String({ format: 'date-time' })),
     subject: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]))),
+    /** What a connector scan or integration sync did, once it ended (typed loosely: core/jobs knows no job's result shape). */
+    result: Type.Optional(Type.Unsafe<JobResult>(RunSummary)),
   },
   { $id: 'Job' },
 );
