@@ -12,6 +12,7 @@ import { SecretBox } from './crypto/secret-box.js';
 import { type Db, openDatabase } from './db/database.js';
 import { errorHandlers, tooManyRequests } from './errors.js';
 import { LogPrivacy, lazyRequestLogger, loggerOptions, pinoLevel } from './logger.js';
+import { type Network, systemNetwork } from './net/ssrf-guard.js';
 import { openApiOptions } from './openapi.js';
 import { securityHeaders } from './security-headers.js';
 import { SettingsRepository } from './settings/repository.js';
@@ -26,6 +27,8 @@ declare module 'fastify' {
     settings: SettingsStore;
     logPrivacy: LogPrivacy;
     secretBox: SecretBox;
+    /** How outbound requests (integrations, OIDC) resolve hosts and reach the addresses the SSRF guard passed. */
+    network: Network;
   }
 }
 
@@ -33,6 +36,8 @@ export interface BuildAppOptions {
   config: Config;
   /** Where log lines go (tests capture them); stdout by default. */
   logStream?: Writable;
+  /** The system's DNS and routes by default; tests stand loopback servers in for public hosts. */
+  network?: Network;
 }
 
 /** JSON bodies are validated strictly (no type coercion, no unknown fields); query strings and params are coerced. */
@@ -45,7 +50,7 @@ function validatorCompilers() {
 }
 
 /** Builds the whole service: core plugins first, then each feature of plugins/index.ts in order. */
-export async function buildApp({ config, logStream }: BuildAppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, logStream, network = systemNetwork }: BuildAppOptions): Promise<FastifyInstance> {
   const db = await openDatabase(config.databaseFile);
   const settings = await SettingsStore.open(new SettingsRepository(db), config.seed);
 
@@ -69,6 +74,7 @@ export async function buildApp({ config, logStream }: BuildAppOptions): Promise<
   app.decorate('tokens', new TokenService(config.jwtSecretKey, config.jwtAlgorithm));
   app.decorate('logPrivacy', logPrivacy);
   app.decorate('secretBox', new SecretBox(config.mfaEncryptionKey));
+  app.decorate('network', network);
   app.addHook('onClose', async () => db.destroy());
 
   settings.onChange((key, value) => {

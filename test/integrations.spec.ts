@@ -4,9 +4,9 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { VERSION } from '../core/version.js';
+import { addressRefusal, checkUrl, type Resolver, systemNetwork, UrlNotAllowed, UrlUnresolvable } from '../core/net/ssrf-guard.js';
 import { FetchError, type FetchOptions, guardedFetch } from '../plugins/integrations/fetcher.js';
 import { filenameOf, linksOf, parseSitemap } from '../plugins/integrations/page-parsing.js';
-import { addressRefusal, checkUrl, type Resolver, UrlNotAllowed, UrlUnresolvable } from '../plugins/integrations/ssrf-guard.js';
 import { makePdf, prose } from './fixtures/documents.js';
 import { applyLicence, LICENCE_ENV } from './fixtures/licence.js';
 import { installTinyEmbeddingModel } from './fixtures/tiny-embedding-model.js';
@@ -460,14 +460,14 @@ describe('the SSRF guard and the fetcher', () => {
     };
     const dir = mkdtempSync(path.join(os.tmpdir(), 'hearth-fetch-'));
     const first = rebinding();
-    const ok = await guardedFetch(new URL(`http://rebind.test:${port}/page.html`), { policy: lan, headers: {}, saveTo: path.join(dir, 'a'), resolve: first.resolve });
+    const ok = await guardedFetch(new URL(`http://rebind.test:${port}/page.html`), { policy: lan, headers: {}, saveTo: path.join(dir, 'a'), network: { ...systemNetwork, resolve: first.resolve } });
     expect(ok.kind).toBe('ok');
     expect(first.calls()).toBe(1);
     expect(site.requests[0].headers.host).toBe(`rebind.test:${port}`);
 
     site.set('/hop', { location: `http://rebind.test:${port}/page.html` });
     const second = rebinding();
-    const hop = guardedFetch(new URL(`http://rebind.test:${port}/hop`), { policy: lan, headers: {}, saveTo: path.join(dir, 'b'), resolve: second.resolve });
+    const hop = guardedFetch(new URL(`http://rebind.test:${port}/hop`), { policy: lan, headers: {}, saveTo: path.join(dir, 'b'), network: { ...systemNetwork, resolve: second.resolve } });
     await expect(hop).rejects.toThrow(/metadata/);
     expect(second.calls()).toBe(2);
     expect(site.paths()).toEqual(['/page.html', '/hop']);

@@ -20,6 +20,7 @@ export default fp(
       secretBox: app.secretBox,
       dataDir: app.config.dataDir,
       log: app.log,
+      network: app.network,
     }));
     await app.register(integrationsRoutes);
   },

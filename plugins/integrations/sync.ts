@@ -8,7 +8,7 @@ import { type DocumentsService, needsIndexing } from '../documents/service.js';
 import type { IngestionPipeline } from '../ingestion/pipeline.js';
 import { CrawlFailure, type CrawlEvent, type Credentials, type PreviousPage, type WebConfig, WebCrawler } from './crawler.js';
 import type { IntegrationPageRow, IntegrationRow, IntegrationsRepository } from './repository.js';
-import type { Resolver } from './ssrf-guard.js';
+import type { Network } from '../../core/net/ssrf-guard.js';
 
 export interface SyncDependencies {
   repository: IntegrationsRepository;
@@ -16,7 +16,7 @@ export interface SyncDependencies {
   ingestion: IngestionPipeline;
   dataDir: string;
   log: FastifyBaseLogger;
-  resolve?: Resolver;
+  network?: Network;
 }
 
 /** What one sync did, for the log line at its end. */
@@ -64,7 +64,7 @@ export class IntegrationSync {
         previous: (url) => this.previous(url),
         tmpDir,
         signal: context.signal,
-        resolve: this.deps.resolve,
+        network: this.deps.network,
         onProgress: (fetched, known, url) => context.progress(fetched, known, loggable(url)),
       });
       for await (const event of crawler.crawl()) {
