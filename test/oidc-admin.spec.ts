@@ -14,7 +14,7 @@ describe('admin CRUD under /api/admin/oidc/providers', () => {
     expect(created).toEqual({
       id: expect.any(String), name: 'corp', display_name: 'Corp SSO', client_id: idp.clientId, secret_set: true,
       discovery_url: idp.discoveryUrl, redirect_uri: redirectUriFor('corp'), scopes: 'openid email profile groups',
-      admin_groups: ['hearth-admins'], created_at: expect.any(String), updated_at: expect.any(String),
+      admin_groups: ['hearth-admins'], allow_private_network: true, created_at: expect.any(String), updated_at: expect.any(String),
     });
     const sealed = async () => (await t.app.db.selectFrom('oidc_providers').select('client_secret_sealed').executeTakeFirstOrThrow()).client_secret_sealed;
     expect(await sealed()).toMatch(/^v1\./);

@@ -70,7 +70,8 @@ export async function call(options: Parameters<TestApp['request']>[0]): Promise<
 export const providerBody = (overrides: Record<string, unknown> = {}) => ({
   name: 'corp', display_name: 'Corp SSO', client_id: idp.clientId, client_secret: idp.clientSecret,
   discovery_url: idp.discoveryUrl, redirect_uri: redirectUriFor('corp'), scopes: 'openid email profile groups',
-  admin_groups: ['hearth-admins'], ...overrides,
+  // The test IdP listens on loopback, which the SSRF guard refuses unless the provider allows private networks.
+  admin_groups: ['hearth-admins'], allow_private_network: true, ...overrides,
 });
 
 export async function createProvider(overrides: Record<string, unknown> = {}): Promise<{ id: string; name: string; secret_set: boolean }> {

@@ -205,6 +205,7 @@ describe('env fallback (rule 13)', () => {
       OIDC_ENVCORP_REDIRECT_URI: redirectUriFor('envcorp'),
       OIDC_ENVCORP_SCOPES: 'openid email profile groups',
       OIDC_ENVCORP_ADMIN_GROUPS: 'hearth-admins,other',
+      OIDC_ENVCORP_ALLOW_PRIVATE_NETWORK: '1',
     }, [secrets]);
     try {
       expect(t.logs()).toContain('OIDC provider \\"broken\\" from OIDC_PROVIDERS lacks');

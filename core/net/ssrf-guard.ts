@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
+import { badRequest } from '../errors.js';
 
 /**
  * Server-side request forgery guard for every outbound request Hearth makes on an admin's behalf
@@ -147,4 +148,16 @@ export async function checkUrl(url: URL, policy: NetworkPolicy, resolve: Resolve
     if (refusal) throw new UrlNotAllowed(url.href, `${host} resolves to ${refusal}`);
   }
   return addresses[0];
+}
+
+/** checkUrl for a URL an admin is saving: a refusal is a 400 on that field (url_not_allowed, url_unresolvable). */
+export async function assertUrlAllowed(url: URL, policy: NetworkPolicy, resolve: Resolver, field: string): Promise<void> {
+  const name = field.replace(/^body\./, '');
+  try {
+    await checkUrl(url, policy, resolve);
+  } catch (error) {
+    if (error instanceof UrlNotAllowed) throw badRequest('url_not_allowed', `${name} is not allowed: ${error.message}`, field);
+    if (error instanceof UrlUnresolvable) throw badRequest('url_unresolvable', `${name}: ${error.message}`, field);
+    throw error;
+  }
 }

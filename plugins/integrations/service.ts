@@ -10,7 +10,7 @@ import type { IngestionPipeline } from '../ingestion/pipeline.js';
 import type { Credentials, WebConfig } from './crawler.js';
 import type { IntegrationRow, IntegrationsRepository } from './repository.js';
 import type { CreateIntegrationBody, IntegrationView, UpdateIntegrationBody } from './schemas.js';
-import { checkUrl, type Network, UrlNotAllowed, UrlUnresolvable } from '../../core/net/ssrf-guard.js';
+import { assertUrlAllowed, type Network } from '../../core/net/ssrf-guard.js';
 import { IntegrationSync } from './sync.js';
 
 export const SYNC_JOB_TYPE = 'integration.sync';
@@ -143,13 +143,7 @@ export class IntegrationsService {
       if (value === undefined) continue;
       const url = new URL(value);
       url.hash = '';
-      try {
-        await checkUrl(url, policy, this.options.network.resolve);
-      } catch (error) {
-        if (error instanceof UrlNotAllowed) throw badRequest('url_not_allowed', `config.${key} is not allowed: ${error.message}`, `body.config.${key}`);
-        if (error instanceof UrlUnresolvable) throw badRequest('url_unresolvable', `config.${key}: ${error.message}`, `body.config.${key}`);
-        throw error;
-      }
+      await assertUrlAllowed(url, policy, this.options.network.resolve, `body.config.${key}`);
       urls[key] = url.href;
     }
     if (urls.start_url && urls.sitemap_url && new URL(urls.start_url).origin !== new URL(urls.sitemap_url).origin) {

@@ -5,6 +5,7 @@ import * as m0003 from './0003-oidc.js';
 import * as m0004 from './0004-password-reset.js';
 import * as m0005 from './0005-documents.js';
 import * as m0006 from './0006-conversations.js';
+import * as m0007 from './0007-oidc-private-network.js';
 
 /** Numbered, forward-only. Append; never edit a migration that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '0004-password-reset': m0004,
   '0005-documents': m0005,
   '0006-conversations': m0006,
+  '0007-oidc-private-network': m0007,
 };
