@@ -105,7 +105,7 @@ function plainRefusal(ip: Ip, policy: NetworkPolicy): string | null {
   if (isMetadata(ip)) return 'a cloud metadata address';
   const range = ip.range();
   if (range === 'unicast' || policy.allowPrivateNetwork) return null;
-  return `a ${range} address (allow_private_network is off)`;
+  return `${/^[aeiou]/i.test(range) ? 'an' : 'a'} ${range} address (allow_private_network is off)`;
 }
 
 /** Why an address may not be fetched under the policy, or null when it may. */
@@ -114,9 +114,13 @@ export function addressRefusal(address: string, policy: NetworkPolicy): string |
   const ip = ipaddr.parse(address);
   const embedding = ip.kind() === 'ipv6' ? embeddingOf(ip as ipaddr.IPv6) : undefined;
   if (!embedding) return plainRefusal(ip, policy);
-  for (const carried of embedding.carried(ip.toByteArray())) {
-    const refusal = plainRefusal(carried, policy);
-    if (refusal) return `${refusal}: ${carried.toString()} in ${embedding.form} form`;
+  const carried = embedding.carried(ip.toByteArray());
+  // Metadata first: with several candidate positions, a harmless reading must not hide a metadata one.
+  const metadata = carried.find(isMetadata);
+  if (metadata) return `a cloud metadata address: ${metadata.toString()} in ${embedding.form} form`;
+  for (const address of carried) {
+    const refusal = plainRefusal(address, policy);
+    if (refusal) return `${refusal}: ${address.toString()} in ${embedding.form} form`;
   }
   return embedding.destination ? null : plainRefusal(ip, policy);
 }
