@@ -2,10 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, vi } from 'vitest';
 import { generateLicenceKeyPair, issueLicence } from '../plugins/license/licence-key.js';
+import { loopbackNetwork } from './fixtures/loopback-network.js';
 import { startApp, type TestApp } from './helpers.js';
 import { redirectUriFor, startIdp, type TestIdp } from './oidc-idp.js';
 
-/** Shared by the OIDC specs: a real IdP, an ENTERPRISE Hearth per test, and the browser's steps on Hearth's side. */
+/**
+ * Shared by the OIDC specs: a real IdP, an ENTERPRISE Hearth per test (whose outbound requests can reach only
+ * loopback), and the browser's steps on Hearth's side.
+ */
 
 export const DAY = 24 * 60 * 60 * 1000;
 const signer = generateLicenceKeyPair();
@@ -41,7 +45,8 @@ export function useOidcApp(): void {
   afterAll(() => idp.close());
   beforeEach(async () => {
     bodies = [];
-    t = await startApp(LICENCE_ENV);
+    idp.reset();
+    t = await startApp(LICENCE_ENV, undefined, undefined, [], loopbackNetwork());
     await enterprise();
   });
   afterEach(async () => {
@@ -56,7 +61,7 @@ export function useOidcApp(): void {
 /** Replaces this test's app by one with more env (and container secret folders), still ENTERPRISE. */
 export async function restartWith(env: Record<string, string>, secretDirs: string[] = []): Promise<void> {
   await t.close();
-  t = await startApp({ ...LICENCE_ENV, ...env }, undefined, true, secretDirs);
+  t = await startApp({ ...LICENCE_ENV, ...env }, undefined, true, secretDirs, loopbackNetwork());
   await enterprise();
 }
 

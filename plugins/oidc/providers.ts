@@ -5,7 +5,7 @@ import type { OidcEnvProvider } from '../../core/config.js';
 import type { SecretBox } from '../../core/crypto/secret-box.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
 import { guardedFetchFunction } from '../../core/net/guarded-request.js';
-import { assertUrlAllowed, type Network } from '../../core/net/ssrf-guard.js';
+import { assertUrlAllowed, type Network, UrlNotAllowed } from '../../core/net/ssrf-guard.js';
 import type { OidcRepository, ProviderRow } from './repository.js';
 import type { CreateProviderBody, ProviderTestResult, ProviderView, UpdateProviderBody } from './schemas.js';
 
@@ -57,7 +57,8 @@ const providerFetch = (provider: OidcProvider, network: Network) => guardedFetch
 /**
  * Discovers the provider and returns an openid-client configuration. A URL ending in the well-known
  * path is turned back into its issuer, so openid-client also checks the document's issuer.
- * Plain http is allowed only to a loopback address.
+ * Plain http is allowed only to a loopback address. ID tokens from the token endpoint have their
+ * signature checked against the provider's jwks_uri too (openid-client skips that by default).
  */
 export async function discover(provider: OidcProvider, network: Network): Promise<client.Configuration> {
   const url = new URL(provider.discoveryUrl);
@@ -65,16 +66,20 @@ export async function discover(provider: OidcProvider, network: Network): Promis
   const secret = provider.clientSecret;
   return client.discovery(server, provider.clientId, secret ? { client_secret: secret } : undefined, secret ? client.ClientSecretBasic(secret) : client.None(), {
     timeout: IDP_TIMEOUT_SECONDS,
-    execute: url.protocol === 'http:' && isLoopback(url) ? [client.allowInsecureRequests] : [],
+    execute: [client.enableNonRepudiationChecks, ...(url.protocol === 'http:' && isLoopback(url) ? [client.allowInsecureRequests] : [])],
     [client.customFetch]: providerFetch(provider, network),
   });
 }
 
 const timedOut = (error: unknown): boolean => error instanceof Error && (error.name === 'TimeoutError' || timedOut(error.cause));
+const guardRefusal = (error: unknown): UrlNotAllowed | undefined =>
+  error instanceof UrlNotAllowed ? error : error instanceof Error ? guardRefusal(error.cause) : undefined;
 
-/** A short, secret-free reason for an admin: openid-client's message (and its cause's), or "timed out". */
+/** A short, secret-free reason for an admin: the SSRF guard's refusal, openid-client's message (and its cause's), or "timed out". */
 export function describeIdpError(error: unknown): string {
   if (timedOut(error)) return `timed out after ${IDP_TIMEOUT_SECONDS} s`;
+  const refusal = guardRefusal(error);
+  if (refusal) return `${refusal.url} is not allowed: ${refusal.message}`;
   const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
   return error instanceof Error ? `${error.message}${cause}` : String(error);
 }
