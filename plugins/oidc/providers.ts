@@ -114,7 +114,7 @@ export class OidcProviders {
     assertSecureDiscovery(input.discovery_url);
     await this.assertNameFree(input.name);
     const allowPrivateNetwork = input.allow_private_network ?? false;
-    await this.assertDiscoveryReachable(input.discovery_url, allowPrivateNetwork, 'body.discovery_url');
+    await this.assertDiscoveryAllowed(input.discovery_url, allowPrivateNetwork, 'body.discovery_url');
     const now = clock.now();
     const id = randomUUID();
     await this.repository.insertProvider({
@@ -143,7 +143,7 @@ export class OidcProviders {
     // The saved URL is judged again under a changed policy, and a changed URL under the policy it will have.
     if (input.discovery_url !== undefined || input.allow_private_network !== undefined) {
       const field = input.discovery_url !== undefined ? 'body.discovery_url' : 'body.allow_private_network';
-      await this.assertDiscoveryReachable(input.discovery_url ?? row.discovery_url, input.allow_private_network ?? row.allow_private_network === 1, field);
+      await this.assertDiscoveryAllowed(input.discovery_url ?? row.discovery_url, input.allow_private_network ?? row.allow_private_network === 1, field);
     }
     // The secret is sealed for its provider's name, so a rename re-seals the kept secret.
     const secret = input.client_secret === undefined ? this.openSecret(row) : (input.client_secret ?? undefined);
@@ -238,7 +238,7 @@ export class OidcProviders {
   }
 
   /** The discovery URL must pass the SSRF guard under the provider's policy (400 url_not_allowed / url_unresolvable). */
-  private async assertDiscoveryReachable(discoveryUrl: string, allowPrivateNetwork: boolean, field: string): Promise<void> {
+  private async assertDiscoveryAllowed(discoveryUrl: string, allowPrivateNetwork: boolean, field: string): Promise<void> {
     await assertUrlAllowed(new URL(discoveryUrl), { allowPrivateNetwork }, this.network.resolve, field);
   }
 
