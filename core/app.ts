@@ -12,6 +12,7 @@ import { SecretBox } from './crypto/secret-box.js';
 import { type Db, openDatabase } from './db/database.js';
 import { errorHandlers, tooManyRequests } from './errors.js';
 import { LogPrivacy, lazyRequestLogger, loggerOptions, pinoLevel } from './logger.js';
+import { type Network, systemNetwork } from './net/ssrf-guard.js';
 import { openApiOptions } from './openapi.js';
 import { securityHeaders } from './security-headers.js';
 import { SettingsRepository } from './settings/repository.js';
@@ -26,6 +27,8 @@ declare module 'fastify' {
     settings: SettingsStore;
     logPrivacy: LogPrivacy;
     secretBox: SecretBox;
+    /** How outbound requests (integrations, OIDC) resolve hosts and reach the addresses the SSRF guard passed. */
+    network: Network;
   }
 }
 
@@ -35,6 +38,8 @@ export interface BuildAppOptions {
   logStream?: Writable;
   /** TLS_ENABLED: the checked certificate and key to serve HTTPS with (core/tls.ts); plain HTTP without. */
   https?: { cert: Buffer; key: Buffer };
+  /** The system's DNS and routes by default; tests stand loopback servers in for public hosts. */
+  network?: Network;
 }
 
 /** JSON bodies are validated strictly (no type coercion, no unknown fields); query strings and params are coerced. */
@@ -47,7 +52,7 @@ function validatorCompilers() {
 }
 
 /** Builds the whole service: core plugins first, then each feature of plugins/index.ts in order. */
-export async function buildApp({ config, logStream, https }: BuildAppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, logStream, https, network = systemNetwork }: BuildAppOptions): Promise<FastifyInstance> {
   const db = await openDatabase(config.databaseFile);
   const settings = await SettingsStore.open(new SettingsRepository(db), config.seed);
 
@@ -72,6 +77,7 @@ export async function buildApp({ config, logStream, https }: BuildAppOptions): P
   app.decorate('tokens', new TokenService(config.jwtSecretKey, config.jwtAlgorithm));
   app.decorate('logPrivacy', logPrivacy);
   app.decorate('secretBox', new SecretBox(config.mfaEncryptionKey));
+  app.decorate('network', network);
   app.addHook('onClose', async () => db.destroy());
 
   settings.onChange((key, value) => {

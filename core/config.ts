@@ -150,6 +150,8 @@ export interface OidcEnvProvider {
   redirectUri: string | undefined;
   scopes: string;
   adminGroups: string[];
+  /** OIDC_<NAME>_ALLOW_PRIVATE_NETWORK: the IdP may be on loopback or a private network. */
+  allowPrivateNetwork: boolean;
 }
 
 export interface LoadConfigOptions {
@@ -322,6 +324,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       redirectUri: url(env, `OIDC_${upper}_REDIRECT_URI`),
       scopes: raw(env, `OIDC_${upper}_SCOPES`) ?? 'openid email profile',
       adminGroups: list(raw(env, `OIDC_${upper}_ADMIN_GROUPS`), ','),
+      allowPrivateNetwork: bool(env, `OIDC_${upper}_ALLOW_PRIVATE_NETWORK`, false),
     };
   });
 

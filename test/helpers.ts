@@ -6,6 +6,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { buildApp } from '../core/app.js';
 import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD, loadConfig } from '../core/config.js';
 import type { Database } from '../core/db/schema.js';
+import type { Network } from '../core/net/ssrf-guard.js';
 
 export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256-signing';
 export const TEST_MFA_KEY = Buffer.alloc(32, 7).toString('base64');
@@ -26,8 +27,11 @@ export interface TestApp {
   close: () => Promise<void>;
 }
 
-/** A real app over a real SQLite file in a fresh temp folder; container secrets come only from secretDirs (none by default). */
-export async function startApp(env: Record<string, string> = {}, dataDir?: string, removeOnClose = !dataDir, secretDirs: string[] = []): Promise<TestApp> {
+/**
+ * A real app over a real SQLite file in a fresh temp folder; container secrets come only from secretDirs (none by default);
+ * outbound requests use network (test/fixtures/loopback-network.ts), the system's by default.
+ */
+export async function startApp(env: Record<string, string> = {}, dataDir?: string, removeOnClose = !dataDir, secretDirs: string[] = [], network?: Network): Promise<TestApp> {
   const dir = dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'hearth-test-'));
   const config = loadConfig(
     { JWT_SECRET_KEY: TEST_JWT_SECRET, MFA_ENCRYPTION_KEY: TEST_MFA_KEY, LOG_LEVEL: 'DEBUG', HEARTH_DEFAULT_EMBEDDER: 'off', ...env, DATA_DIR: dir },
@@ -40,7 +44,7 @@ export async function startApp(env: Record<string, string> = {}, dataDir?: strin
       done();
     },
   });
-  const app = await buildApp({ config, logStream });
+  const app = await buildApp({ config, logStream, network });
   try {
     await app.ready();
   } catch (error) {
@@ -74,7 +78,7 @@ export async function startApp(env: Record<string, string> = {}, dataDir?: strin
     },
     async restart() {
       await app.close();
-      return startApp(env, dir, removeOnClose, secretDirs);
+      return startApp(env, dir, removeOnClose, secretDirs, network);
     },
     async close() {
       await app.close();

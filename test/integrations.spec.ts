@@ -4,12 +4,13 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { VERSION } from '../core/version.js';
+import { addressRefusal, checkUrl, type Resolver, systemNetwork, UrlNotAllowed, UrlUnresolvable } from '../core/net/ssrf-guard.js';
 import { FetchError, type FetchOptions, guardedFetch } from '../plugins/integrations/fetcher.js';
 import { filenameOf, linksOf, parseSitemap } from '../plugins/integrations/page-parsing.js';
-import { addressRefusal, checkUrl, type Resolver, UrlNotAllowed, UrlUnresolvable } from '../plugins/integrations/ssrf-guard.js';
 import { makePdf, prose } from './fixtures/documents.js';
 import { applyLicence, LICENCE_ENV } from './fixtures/licence.js';
 import { installTinyEmbeddingModel } from './fixtures/tiny-embedding-model.js';
+import { type LoopbackNetwork, loopbackNetwork } from './fixtures/loopback-network.js';
 import { startSite, type TestSite } from './fixtures/web-site.js';
 import { snapshot, startApp, type TestApp } from './helpers.js';
 
@@ -64,10 +65,10 @@ async function buildSite(): Promise<void> {
   site.set('/notes.txt', { type: 'text/plain', validators: 'none', body: `notesword ${prose(88, 6)}` });
 }
 
-async function start(tier: 'PRO' | 'FREE' = 'PRO'): Promise<void> {
+async function start(tier: 'PRO' | 'FREE' = 'PRO', network?: LoopbackNetwork): Promise<void> {
   const modelDir = mkdtempSync(path.join(os.tmpdir(), 'hearth-web-models-'));
   await installTinyEmbeddingModel(modelDir);
-  t = await startApp({ ...LICENCE_ENV, MODEL_DIR: modelDir });
+  t = await startApp({ ...LICENCE_ENV, MODEL_DIR: modelDir }, undefined, undefined, [], network);
   if (tier === 'PRO') await applyLicence(t, 'PRO');
   admin = (await t.login()).access;
   editor = (await t.userWithRole('editor')).access;
@@ -107,6 +108,9 @@ async function documents(id: string): Promise<Doc[]> {
 const pathsOf = (docs: Doc[]) => docs.map((doc) => new URL(doc.source_path).pathname).sort();
 const search = async (query: string) =>
   (await t.request({ method: 'POST', url: '/api/search', token: viewer, payload: { query, mode: 'keyword', k: 5 } })).json().results as { document_id: string }[];
+/** The pages a sync skipped, with the reason it logged. */
+const skippedPages = () =>
+  t.logs().split('\n').filter((line) => line.includes('"integration page skipped"')).map((line) => JSON.parse(line) as { url: string; reason: string });
 const conditional = (request: { headers: Record<string, unknown> }) => Boolean(request.headers['if-none-match'] || request.headers['if-modified-since']);
 
 describe('the website crawler', () => {
@@ -458,6 +462,101 @@ describe('the website crawler', () => {
   });
 });
 
+describe('the SSRF guard on every request of a crawl', () => {
+  let network: LoopbackNetwork;
+  beforeEach(async () => buildSite());
+  afterEach(async () => {
+    await t.close();
+    await site.close();
+    await outside.close();
+  });
+
+  it('refuses loopback and metadata addresses in every embedded-IPv4 form at create time, DNS answers included', async () => {
+    network = loopbackNetwork({ 'nat64-metadata.test': ['64:ff9b::a9fe:a9fe'], 'compat-loopback.test': ['::7f00:1'] });
+    await start('PRO', network);
+    const port = new URL(site.origin).port;
+    const before = await snapshot(t.app, 'integrations');
+    const refused = async (config: Record<string, unknown>, reason: RegExp) => {
+      const res = await create(config);
+      expect(res.statusCode, JSON.stringify(config)).toBe(400);
+      expect(res.json().error).toMatchObject({ code: 'url_not_allowed', field: 'body.config.start_url', message: expect.stringMatching(reason) });
+    };
+    for (const host of ['[::7f00:1]', '[::127.0.0.1]', '[::ffff:0:7f00:1]', '[64:ff9b::7f00:1]', '[2002:7f00:1::]', 'compat-loopback.test']) {
+      await refused({ start_url: `http://${host}:${port}/` }, /loopback|6to4/);
+    }
+    for (const url of [
+      'http://[::a9fe:a9fe]/latest/meta-data/', 'http://[64:ff9b::a9fe:a9fe]/latest/meta-data/', 'http://[64:ff9b:1::a9fe:a9fe]/',
+      'http://[::ffff:0:a9fe:a9fe]/', 'http://[2002:a9fe:a9fe::]/', 'http://[fd20:ce::254]/', 'http://169.254.170.2/v2/credentials',
+      'http://nat64-metadata.test/',
+    ]) {
+      await refused({ start_url: url, allow_private_network: true }, /metadata/);
+    }
+    expect(await snapshot(t.app, 'integrations')).toEqual(before);
+    expect(site.requests).toEqual([]);
+    expect(network.dialled).toEqual([]);
+  });
+
+  it('refuses a redirect to a NAT64, IPv4-compatible or other embedded form of metadata without connecting, even on an allowed LAN', async () => {
+    network = loopbackNetwork();
+    await start('PRO', network);
+    const o = site.origin;
+    const targets: Record<string, string> = {
+      '/to-nat64': 'http://[64:ff9b::a9fe:a9fe]/latest/meta-data/',
+      '/to-compat': 'http://[::a9fe:a9fe]/latest/meta-data/',
+      '/to-translated': 'http://[::ffff:0:a9fe:a9fe]/latest/meta-data/',
+      '/to-6to4': 'http://[2002:a9fe:a9fe::]/latest/meta-data/',
+      '/to-ecs': 'http://169.254.170.2/v2/credentials',
+    };
+    for (const [from, location] of Object.entries(targets)) site.set(from, { location });
+    site.set('/hops.html', { body: html('Hops', `hopsword ${prose(87, 6)}`, [...Object.keys(targets), '/beta.html']) });
+
+    const direct = await sync(await created({ start_url: `${o}/to-nat64`, allow_private_network: true }));
+    expect(direct.state).toBe('failed');
+    expect(direct.error).toMatch(/not allowed.*metadata.*169\.254\.169\.254 in NAT64 form/);
+
+    const linked = await created({ start_url: `${o}/hops.html`, allow_private_network: true });
+    expect((await sync(linked)).state).toBe('succeeded');
+    expect(pathsOf(await documents(linked))).toEqual(['/beta.html', '/hops.html']);
+    const skipped = skippedPages().filter((page) => new URL(page.url).pathname in targets);
+    expect(skipped.map((page) => new URL(page.url).pathname).sort()).toEqual(Object.keys(targets).sort());
+    for (const page of skipped) expect(page.reason, page.url).toMatch(/not allowed.*metadata/);
+    expect(new Set(network.dialled)).toEqual(new Set(['127.0.0.1']));
+  });
+
+  it('under the default allow_private_network: false, a public site that redirects to a loopback or private address is refused', async () => {
+    // www.public.test has a public address; the test network serves it from the loopback site.
+    network = loopbackNetwork({ 'www.public.test': ['93.184.216.34'], 'intranet.test': ['10.0.0.5'] }, ['93.184.216.34']);
+    await start('PRO', network);
+    const port = new URL(site.origin).port;
+    const targets: Record<string, string> = {
+      '/to-loopback': `http://127.0.0.1:${port}/secret.html`,
+      '/to-lan': `http://intranet.test:${port}/secret.html`,
+      '/to-mapped': `http://[::ffff:127.0.0.1]:${port}/secret.html`,
+      '/to-compat': `http://[::7f00:1]:${port}/secret.html`,
+      '/to-nat64': `http://[64:ff9b::7f00:1]:${port}/secret.html`,
+    };
+    for (const [from, location] of Object.entries(targets)) site.set(from, { location });
+    site.set('/public.html', { body: html('Public', `publicword ${prose(87, 6)}`, [...Object.keys(targets), '/beta.html']) });
+    site.set('/secret.html', { body: html('Secret', `secretword ${prose(84, 6)}`) });
+    const publicSite = `http://www.public.test:${port}`;
+
+    const res = await create({ start_url: `${publicSite}/public.html` });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json().config.allow_private_network).toBe(false);
+    expect((await sync(res.json().id)).state).toBe('succeeded');
+    expect(pathsOf(await documents(res.json().id))).toEqual(['/beta.html', '/public.html']);
+    const skipped = skippedPages().filter((page) => new URL(page.url).pathname in targets);
+    expect(skipped.map((page) => new URL(page.url).pathname).sort()).toEqual(Object.keys(targets).sort());
+    for (const page of skipped) expect(page.reason, page.url).toMatch(/not allowed.*allow_private_network is off/);
+
+    const redirected = await sync(await created({ start_url: `${publicSite}/to-loopback` }));
+    expect(redirected.state).toBe('failed');
+    expect(redirected.error).toMatch(/not allowed: 127\.0\.0\.1 resolves to a loopback address \(allow_private_network is off\)/);
+    expect(site.paths()).not.toContain('/secret.html');
+    expect(new Set(network.dialled)).toEqual(new Set(['93.184.216.34']));
+  });
+});
+
 describe('the SSRF guard and the fetcher', () => {
   beforeEach(async () => {
     site = await startSite();
@@ -508,14 +607,14 @@ describe('the SSRF guard and the fetcher', () => {
     };
     const dir = mkdtempSync(path.join(os.tmpdir(), 'hearth-fetch-'));
     const first = rebinding();
-    const ok = await guardedFetch(new URL(`http://rebind.test:${port}/page.html`), { policy: lan, headers: {}, saveTo: path.join(dir, 'a'), resolve: first.resolve });
+    const ok = await guardedFetch(new URL(`http://rebind.test:${port}/page.html`), { policy: lan, headers: {}, saveTo: path.join(dir, 'a'), network: { ...systemNetwork, resolve: first.resolve } });
     expect(ok.kind).toBe('ok');
     expect(first.calls()).toBe(1);
     expect(site.requests[0].headers.host).toBe(`rebind.test:${port}`);
 
     site.set('/hop', { location: `http://rebind.test:${port}/page.html` });
     const second = rebinding();
-    const hop = guardedFetch(new URL(`http://rebind.test:${port}/hop`), { policy: lan, headers: {}, saveTo: path.join(dir, 'b'), resolve: second.resolve });
+    const hop = guardedFetch(new URL(`http://rebind.test:${port}/hop`), { policy: lan, headers: {}, saveTo: path.join(dir, 'b'), network: { ...systemNetwork, resolve: second.resolve } });
     await expect(hop).rejects.toThrow(/metadata/);
     expect(second.calls()).toBe(2);
     expect(site.paths()).toEqual(['/page.html', '/hop']);

@@ -14,7 +14,7 @@ describe('admin CRUD under /api/admin/oidc/providers', () => {
     expect(created).toEqual({
       id: expect.any(String), name: 'corp', display_name: 'Corp SSO', client_id: idp.clientId, secret_set: true,
       discovery_url: idp.discoveryUrl, redirect_uri: redirectUriFor('corp'), scopes: 'openid email profile groups',
-      admin_groups: ['hearth-admins'], created_at: expect.any(String), updated_at: expect.any(String),
+      admin_groups: ['hearth-admins'], allow_private_network: true, created_at: expect.any(String), updated_at: expect.any(String),
     });
     const sealed = async () => (await t.app.db.selectFrom('oidc_providers').select('client_secret_sealed').executeTakeFirstOrThrow()).client_secret_sealed;
     expect(await sealed()).toMatch(/^v1\./);
@@ -75,6 +75,34 @@ describe('admin CRUD under /api/admin/oidc/providers', () => {
     expect(await snapshot(t.app, 'oidc_providers')).toEqual(before);
   });
 
+  it('refuses a discovery_url the SSRF guard refuses: loopback unless allow_private_network, metadata in any form always', async () => {
+    const before = await snapshot(t.app, 'oidc_providers');
+    const refused = async (overrides: Record<string, unknown>, reason: RegExp) => {
+      const res = await call({ method: 'POST', url: '/api/admin/oidc/providers', token: admin, payload: providerBody(overrides) });
+      expect(res.statusCode, JSON.stringify(overrides)).toBe(400);
+      expect(res.json().error).toMatchObject({ code: 'url_not_allowed', field: 'body.discovery_url', message: expect.stringMatching(reason) });
+    };
+    // allow_private_network defaults to false, and the test IdP is on loopback.
+    await refused({ allow_private_network: undefined }, /discovery_url is not allowed: 127\.0\.0\.1 resolves to a loopback address \(allow_private_network is off\)/);
+    await refused({ allow_private_network: false }, /loopback/);
+    for (const host of ['[64:ff9b::a9fe:a9fe]', '[::a9fe:a9fe]', '[::ffff:a9fe:a9fe]', '169.254.169.254', '[fd00:ec2::254]', 'metadata.google.internal']) {
+      await refused({ discovery_url: `https://${host}/.well-known/openid-configuration` }, /metadata/);
+    }
+    expect(await snapshot(t.app, 'oidc_providers')).toEqual(before);
+
+    const { id } = await createProvider();
+    const saved = await snapshot(t.app, 'oidc_providers');
+    const patch = (payload: object) => call({ method: 'PATCH', url: `/api/admin/oidc/providers/${id}`, token: admin, payload });
+    const off = await patch({ allow_private_network: false });
+    expect(off.statusCode).toBe(400);
+    expect(off.json().error).toMatchObject({ code: 'url_not_allowed', field: 'body.allow_private_network', message: expect.stringMatching(/loopback/) });
+    const metadata = await patch({ discovery_url: 'https://[64:ff9b::a9fe:a9fe]/.well-known/openid-configuration' });
+    expect(metadata.statusCode).toBe(400);
+    expect(metadata.json().error).toMatchObject({ code: 'url_not_allowed', field: 'body.discovery_url', message: expect.stringMatching(/metadata.*NAT64/) });
+    expect(await snapshot(t.app, 'oidc_providers')).toEqual(saved);
+    expect((await patch({ allow_private_network: true })).json().allow_private_network).toBe(true);
+  });
+
   it('refuses an empty update and unknown ids', async () => {
     const { id } = await createProvider();
     expect((await call({ method: 'PATCH', url: `/api/admin/oidc/providers/${id}`, token: admin, payload: {} })).statusCode).toBe(400);
@@ -124,6 +152,25 @@ describe('POST /api/admin/oidc/providers/{id}/test', () => {
     const startedAt = Date.now();
     expect(await testProvider(`${hanging}/.well-known/openid-configuration`, 'hanging')).toEqual({ ok: false, error: 'timed out after 5 s' });
     expect(Date.now() - startedAt).toBeLessThan(7000);
+
+    // The keys are fetched through the guard too: a jwks_uri on a metadata address is refused, never requested.
+    const metadataKeys = await listen((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      const issuer = `http://${req.headers.host}`;
+      res.end(JSON.stringify({ issuer, authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token`, jwks_uri: 'http://[64:ff9b::a9fe:a9fe]/jwks' }));
+    });
+    expect(await testProvider(`${metadataKeys}/.well-known/openid-configuration`, 'metadata-keys')).toMatchObject({
+      ok: false, error: expect.stringMatching(/http:\/\/\[64:ff9b::a9fe:a9fe\]\/jwks is not allowed: .*metadata/),
+    });
+
+    // A provider whose LAN access was turned off after it was saved is not contacted at all.
+    let contacted = 0;
+    const lan = await listen((_req, res) => void (contacted++, res.end('{}')));
+    const { id } = await createProvider({ name: 'lan', discovery_url: `${lan}/.well-known/openid-configuration` });
+    await t.app.db.updateTable('oidc_providers').set({ allow_private_network: 0 }).where('id', '=', id).execute();
+    const lanResult = (await call({ method: 'POST', url: `/api/admin/oidc/providers/${id}/test`, token: admin })).json();
+    expect(lanResult).toMatchObject({ ok: false, error: expect.stringMatching(/is not allowed: 127\.0\.0\.1 resolves to a loopback address \(allow_private_network is off\)/) });
+    expect(contacted).toBe(0);
 
     // The login itself answers 502 when the provider cannot be reached.
     const login = await call({ method: 'GET', url: '/api/auth/oidc/closed/login' });

@@ -2,10 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, vi } from 'vitest';
 import { generateLicenceKeyPair, issueLicence } from '../plugins/license/licence-key.js';
+import { loopbackNetwork } from './fixtures/loopback-network.js';
 import { startApp, type TestApp } from './helpers.js';
 import { redirectUriFor, startIdp, type TestIdp } from './oidc-idp.js';
 
-/** Shared by the OIDC specs: a real IdP, an ENTERPRISE Hearth per test, and the browser's steps on Hearth's side. */
+/**
+ * Shared by the OIDC specs: a real IdP, an ENTERPRISE Hearth per test (whose outbound requests can reach only
+ * loopback), and the browser's steps on Hearth's side.
+ */
 
 export const DAY = 24 * 60 * 60 * 1000;
 const signer = generateLicenceKeyPair();
@@ -41,7 +45,8 @@ export function useOidcApp(): void {
   afterAll(() => idp.close());
   beforeEach(async () => {
     bodies = [];
-    t = await startApp(LICENCE_ENV);
+    idp.reset();
+    t = await startApp(LICENCE_ENV, undefined, undefined, [], loopbackNetwork());
     await enterprise();
   });
   afterEach(async () => {
@@ -56,7 +61,7 @@ export function useOidcApp(): void {
 /** Replaces this test's app by one with more env (and container secret folders), still ENTERPRISE. */
 export async function restartWith(env: Record<string, string>, secretDirs: string[] = []): Promise<void> {
   await t.close();
-  t = await startApp({ ...LICENCE_ENV, ...env }, undefined, true, secretDirs);
+  t = await startApp({ ...LICENCE_ENV, ...env }, undefined, true, secretDirs, loopbackNetwork());
   await enterprise();
 }
 
@@ -70,7 +75,8 @@ export async function call(options: Parameters<TestApp['request']>[0]): Promise<
 export const providerBody = (overrides: Record<string, unknown> = {}) => ({
   name: 'corp', display_name: 'Corp SSO', client_id: idp.clientId, client_secret: idp.clientSecret,
   discovery_url: idp.discoveryUrl, redirect_uri: redirectUriFor('corp'), scopes: 'openid email profile groups',
-  admin_groups: ['hearth-admins'], ...overrides,
+  // The test IdP listens on loopback, which the SSRF guard refuses unless the provider allows private networks.
+  admin_groups: ['hearth-admins'], allow_private_network: true, ...overrides,
 });
 
 export async function createProvider(overrides: Record<string, unknown> = {}): Promise<{ id: string; name: string; secret_set: boolean }> {

@@ -1,13 +1,24 @@
+import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
 
-/** A real OpenID Provider (oidc-provider) on a random loopback port, with devInteractions for login and consent. */
+/**
+ * A real OpenID Provider (oidc-provider) on a random loopback port, with devInteractions for login and consent.
+ * Its signing key is the test's, so a test can have the token endpoint return an ID token with a changed claim
+ * (re-signed with the IdP's key) or signed by another key; it can also point discovery's endpoints elsewhere.
+ */
 
 export interface IdpAccount {
   email?: string;
   preferred_username?: string;
   groups?: string[];
+}
+
+/** How the next ID tokens are forged: claims replaced (still signed by the IdP), or signed by a key the IdP never published. */
+export interface IdTokenForgery {
+  claims?: Record<string, unknown>;
+  foreignKey?: boolean;
 }
 
 export interface TestIdp {
@@ -19,7 +30,26 @@ export interface TestIdp {
   accounts: Map<string, IdpAccount>;
   /** Plays the browser at the IdP: from the authorization URL to the redirect back to Hearth. */
   authorize: (authorizationUrl: string, sub: string, options?: { abort?: boolean }) => Promise<URL>;
+  /** The code_verifier of every token request the IdP answered, in order. */
+  tokenRequests: { codeVerifier: unknown }[];
+  /** Forges every ID token the token endpoint issues from now on (until reset). */
+  forgeIdTokens: (forgery: IdTokenForgery) => void;
+  /** Replaces endpoints in the discovery document from now on (until reset). */
+  overrideDiscovery: (endpoints: Record<string, string>) => void;
+  /** Back to the plain IdP: no forgery, no override, no recorded requests. */
+  reset: () => void;
   close: () => Promise<void>;
+}
+
+const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+/** The ID token with its claims changed, signed RS256 with the given key (its header, kid included, kept). */
+function forged(idToken: string, forgery: IdTokenForgery, idpKey: KeyObject, foreignKey: KeyObject): string {
+  const [header, payload] = idToken.split('.');
+  const claims = { ...JSON.parse(Buffer.from(payload, 'base64url').toString()), ...forgery.claims };
+  const signingInput = `${header}.${base64url(claims)}`;
+  const signature = sign('sha256', Buffer.from(signingInput), forgery.foreignKey ? foreignKey : idpKey);
+  return `${signingInput}.${signature.toString('base64url')}`;
 }
 
 export const HEARTH_ORIGIN = 'http://hearth.test';
@@ -52,6 +82,11 @@ export async function startIdp(providerNames: string[], accounts: Record<string,
   const clientId = 'hearth';
   const clientSecret = 'idp-client-secret-4f8b2c9e7d1a6053';
   const accountMap = new Map(Object.entries(accounts));
+  const idpKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+  const foreignKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+  const tokenRequests: TestIdp['tokenRequests'] = [];
+  let forgery: IdTokenForgery | null = null;
+  let discoveryOverride: Record<string, string> = {};
 
   const provider = new Provider(issuer, {
     clients: [{
@@ -73,6 +108,17 @@ export async function startIdp(providerNames: string[], accounts: Record<string,
     cookies: { keys: ['idp-cookie-signing-key'] },
     // Explicit lifetimes keep oidc-provider from printing a notice for each default it falls back to.
     ttl: { Interaction: 600, Session: 600, Grant: 600, AccessToken: 600, IdToken: 600, AuthorizationCode: 60 },
+    jwks: { keys: [{ ...idpKey.export({ format: 'jwk' }), kid: 'idp-key', use: 'sig', alg: 'RS256' }] },
+  });
+  // Runs after oidc-provider has answered, before the answer is sent.
+  provider.use(async (ctx, next) => {
+    await next();
+    const body = ctx.body as Record<string, unknown> | undefined;
+    if (ctx.oidc?.route === 'discovery' && body) Object.assign(body, discoveryOverride);
+    if (ctx.oidc?.route === 'token' && body) {
+      tokenRequests.push({ codeVerifier: ctx.oidc.params?.code_verifier });
+      if (forgery && typeof body.id_token === 'string') body.id_token = forged(body.id_token, forgery, idpKey, foreignKey);
+    }
   });
   server.on('request', provider.callback());
 
@@ -111,6 +157,14 @@ export async function startIdp(providerNames: string[], accounts: Record<string,
     clientSecret,
     accounts: accountMap,
     authorize,
+    tokenRequests,
+    forgeIdTokens: (change) => void (forgery = change),
+    overrideDiscovery: (endpoints) => void (discoveryOverride = endpoints),
+    reset() {
+      forgery = null;
+      discoveryOverride = {};
+      tokenRequests.length = 0;
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,10 +7,15 @@ import { snapshot } from './helpers.js';
 import {
   HANDOFF_COOKIE, STATE_COOKIE, admin, call, callback, cookieOf, createProvider, idp, me, redeem, restartWith, signIn, startLogin, t, useOidcApp,
 } from './oidc-fixture.js';
-import { redirectUriFor } from './oidc-idp.js';
+import { type IdTokenForgery, redirectUriFor } from './oidc-idp.js';
 
 /** OIDC sign-in end to end against a real oidc-provider on loopback: the flow, its refusals, and the env fallback. */
 useOidcApp();
+/** The reason of the last warning with this message (the reason goes to the log only). */
+const loggedReason = (message: string): string => {
+  const lines = t.logs().split('\n').filter((line) => line.includes(`"msg":"${message}"`));
+  return lines.length ? (JSON.parse(lines.at(-1)!) as { reason: string }).reason : '';
+};
 const userRow = async (username: string) => t.app.db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
 
 describe('OIDC login end to end', () => {
@@ -50,6 +56,34 @@ describe('OIDC login end to end', () => {
     for (const value of [handoff.value, params.get('state')!, params.get('nonce')!, back.searchParams.get('code')!, session.json().access_token]) {
       expect(t.logs()).not.toContain(value);
     }
+  });
+
+  it('PKCE: Hearth takes no PKCE parameter, sends S256, and the verifier it sends to the token endpoint matches the challenge', async () => {
+    await createProvider();
+    const plain = await call({ method: 'GET', url: '/api/auth/oidc/corp/login?code_challenge_method=plain' });
+    expect(plain.statusCode).toBe(400);
+    expect(plain.json().error.code).toBe('validation_failed');
+    expect(await snapshot(t.app, 'oidc_login_states')).toEqual([]);
+
+    const { authorizationUrl, state } = await startLogin();
+    const challenge = authorizationUrl.searchParams.get('code_challenge')!;
+    expect(authorizationUrl.searchParams.get('code_challenge_method')).toBe('S256');
+    expect((await callback(await idp.authorize(authorizationUrl.href, 'sub-alice'), state)).statusCode).toBe(302);
+    expect(idp.tokenRequests).toHaveLength(1);
+    const verifier = idp.tokenRequests[0].codeVerifier as string;
+    expect(verifier).toMatch(/^[A-Za-z0-9._~-]{43,128}$/);
+    expect(verifier).not.toBe(challenge);
+    expect(createHash('sha256').update(verifier).digest('base64url')).toBe(challenge);
+    // The verifier itself travelled only in the token request; Hearth keeps it sealed.
+    expect(authorizationUrl.href).not.toContain(verifier);
+    expect(JSON.stringify(await snapshot(t.app, 'oidc_login_states'))).not.toContain(verifier);
+  });
+
+  it('an ID token re-signed with the IdP\'s own key and unchanged claims still signs in (the forgeries below change one thing each)', async () => {
+    await createProvider();
+    idp.forgeIdTokens({ claims: {} });
+    expect(await me((await signIn('sub-alice')).access_token)).toMatchObject({ username: 'alice' });
+    expect(idp.tokenRequests).toHaveLength(1);
   });
 
   it('makes members of the admin groups admin', async () => {
@@ -174,24 +208,64 @@ describe('refused logins create no user', () => {
     expect((await callback(back, state)).json().error.code).toBe('oidc_login_failed');
   });
 
-  it('plain PKCE: Hearth takes no PKCE parameter, and the IdP refuses plain and a missing challenge', async () => {
-    const plain = await call({ method: 'GET', url: '/api/auth/oidc/corp/login?code_challenge_method=plain' });
-    expect(plain.statusCode).toBe(400);
-    expect(plain.json().error.code).toBe('validation_failed');
-    expect(await snapshot(t.app, 'oidc_login_states')).toEqual([]);
-
-    const { authorizationUrl } = await startLogin();
-    expect(authorizationUrl.searchParams.get('code_challenge_method')).toBe('S256');
-    const verifier = 'a'.repeat(43);
-    for (const change of [{ code_challenge_method: 'plain', code_challenge: verifier }, { code_challenge_method: '', code_challenge: '' }]) {
-      const url = new URL(authorizationUrl);
-      for (const [key, value] of Object.entries(change)) value ? url.searchParams.set(key, value) : url.searchParams.delete(key);
-      const refused = await fetch(url, { redirect: 'manual' });
-      const back = new URL(refused.headers.get('location')!);
-      expect(back.searchParams.get('error')).toBe('invalid_request');
-    }
+  it('an ID token with a wrong issuer', async () => {
+    await refusedIdToken({ claims: { iss: 'https://someone-else.test' } }, /unexpected JWT "iss" \(issuer\) claim value/);
   });
 
+  it('an ID token for another client (wrong audience)', async () => {
+    await refusedIdToken({ claims: { aud: 'another-client' } }, /unexpected JWT "aud" \(audience\) claim value/);
+  });
+
+  it('an expired ID token', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    await refusedIdToken({ claims: { iat: now - 7200, exp: now - 3600 } }, /unexpected JWT "exp" \(expiration time\) claim value/);
+  });
+
+  it('an ID token signed by a key the IdP never published', async () => {
+    await refusedIdToken({ foreignKey: true }, /signature/i);
+  });
+
+  it.each([
+    ['token_endpoint', 'http://[64:ff9b::a9fe:a9fe]/token'],
+    ['jwks_uri', 'http://[::a9fe:a9fe]/jwks'],
+    ['userinfo_endpoint', 'http://169.254.170.2/userinfo'],
+  ])('a discovery document whose %s is a metadata address: refused without connecting', async (endpoint, url) => {
+    const { authorizationUrl, state } = await startLogin();
+    const back = await idp.authorize(authorizationUrl.href, 'sub-alice');
+    idp.overrideDiscovery({ [endpoint]: url });
+    const res = await callback(back, state);
+    expect(res.statusCode).toBe(401);
+    expect(res.json().error.code).toBe('oidc_login_failed');
+    expect(loggedReason('oidc login refused')).toMatch(/not allowed.*metadata/);
+    if (endpoint === 'token_endpoint') expect(idp.tokenRequests).toEqual([]);
+  });
+});
+
+/** Starts a login, has the IdP forge the ID token it issues, and expects the callback to refuse it for the reason given. */
+async function refusedIdToken(forgery: IdTokenForgery, reason: RegExp): Promise<void> {
+  const { authorizationUrl, state } = await startLogin();
+  idp.forgeIdTokens(forgery);
+  const res = await callback(await idp.authorize(authorizationUrl.href, 'sub-alice'), state);
+  expect(res.statusCode).toBe(401);
+  expect(res.json().error).toMatchObject({ code: 'oidc_login_failed', message: 'The identity provider login could not be completed or verified' });
+  expect(idp.tokenRequests).toHaveLength(1);
+  expect(loggedReason('oidc login refused')).toMatch(reason);
+}
+
+describe('the SSRF guard on OIDC requests', () => {
+  it('an env provider on loopback without OIDC_<NAME>_ALLOW_PRIVATE_NETWORK is not contacted: the login answers 502', async () => {
+    await restartWith({
+      OIDC_PROVIDERS: 'envcorp',
+      OIDC_ENVCORP_CLIENT_ID: idp.clientId,
+      OIDC_ENVCORP_DISCOVERY_URL: idp.discoveryUrl,
+      OIDC_ENVCORP_REDIRECT_URI: redirectUriFor('envcorp'),
+    });
+    const login = await call({ method: 'GET', url: '/api/auth/oidc/envcorp/login' });
+    expect(login.statusCode).toBe(502);
+    expect(login.json().error.code).toBe('oidc_provider_unreachable');
+    expect(loggedReason('oidc discovery failed')).toMatch(/not allowed.*loopback address \(allow_private_network is off\)/);
+    expect(await snapshot(t.app, 'oidc_login_states')).toEqual([]);
+  });
 });
 
 describe('env fallback (rule 13)', () => {
@@ -205,6 +279,7 @@ describe('env fallback (rule 13)', () => {
       OIDC_ENVCORP_REDIRECT_URI: redirectUriFor('envcorp'),
       OIDC_ENVCORP_SCOPES: 'openid email profile groups',
       OIDC_ENVCORP_ADMIN_GROUPS: 'hearth-admins,other',
+      OIDC_ENVCORP_ALLOW_PRIVATE_NETWORK: '1',
     }, [secrets]);
     try {
       expect(t.logs()).toContain('OIDC provider \\"broken\\" from OIDC_PROVIDERS lacks');

@@ -126,6 +126,8 @@ export interface OidcProvidersTable {
   scopes: string;
   /** JSON array of group names. */
   admin_groups: string;
+  /** 1: the SSRF guard lets this provider's requests reach loopback and private addresses (never metadata). */
+  allow_private_network: number;
   created_at: number;
   updated_at: number;
 }

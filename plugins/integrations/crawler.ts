@@ -4,7 +4,7 @@ import robotsModule from 'robots-parser';
 import { VERSION } from '../../core/version.js';
 import { FetchError, type FetchResult, guardedFetch } from './fetcher.js';
 import { filenameOf, isHtml, linksOf, parseSitemap } from './page-parsing.js';
-import { type NetworkPolicy, type Resolver, UrlNotAllowed, UrlUnresolvable } from './ssrf-guard.js';
+import { type Network, type NetworkPolicy, UrlNotAllowed, UrlUnresolvable } from '../../core/net/ssrf-guard.js';
 
 // CommonJS (module.exports = function) behind types that declare an ES default export.
 const robotsParser = robotsModule as unknown as (typeof robotsModule)['default'];
@@ -49,7 +49,7 @@ export interface CrawlerOptions {
   /** An empty folder for response bodies; the consumer removes each fetched file. */
   tmpDir: string;
   signal?: AbortSignal;
-  resolve?: Resolver;
+  network?: Network;
   onProgress?: (fetched: number, known: number, url: string) => Promise<void>;
 }
 
@@ -130,7 +130,7 @@ export class WebCrawler {
       saveTo: this.nextFile(),
       sameOriginOnly: true,
       signal: this.options.signal,
-      resolve: this.options.resolve,
+      network: this.options.network,
       ...extra,
     });
   }

@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
-import https from 'node:https';
-import type { LookupFunction } from 'node:net';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { checkUrl, defaultResolver, type NetworkPolicy, type ResolvedAddress, type Resolver } from './ssrf-guard.js';
+import { pinnedRequest } from '../../core/net/guarded-request.js';
+import { checkUrl, type Network, type NetworkPolicy, systemNetwork } from '../../core/net/ssrf-guard.js';
 
 /**
  * GET with the SSRF guard applied to every hop: redirects are followed here (never by the HTTP
@@ -33,7 +32,7 @@ export interface FetchOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
   maxBytes?: number;
-  resolve?: Resolver;
+  network?: Network;
 }
 
 export type FetchResult =
@@ -49,23 +48,6 @@ export class FetchError extends Error {
 }
 
 class TooLarge extends Error {}
-
-/** Hands the HTTP client the address the guard already checked, so a second DNS answer cannot redirect it. */
-function pinnedLookup(pinned: ResolvedAddress): LookupFunction {
-  return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-    if (options?.all) callback(null, [{ address: pinned.address, family: pinned.family }]);
-    else callback(null, pinned.address, pinned.family);
-  }) as LookupFunction;
-}
-
-function requestOnce(url: URL, pinned: ResolvedAddress, headers: Record<string, string>, signal: AbortSignal): Promise<IncomingMessage> {
-  const client = url.protocol === 'https:' ? https : http;
-  return new Promise((resolve, reject) => {
-    const request = client.request(url, { method: 'GET', headers, signal, agent: false, lookup: pinnedLookup(pinned) }, resolve);
-    request.on('error', reject);
-    request.end();
-  });
-}
 
 async function saveBody(response: IncomingMessage, file: string, maxBytes: number): Promise<{ size: number; sha256: string } | null> {
   if (Number(response.headers['content-length'] ?? 0) > maxBytes) {
@@ -102,7 +84,8 @@ export async function guardedFetch(start: URL, options: FetchOptions): Promise<F
   let url = start;
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
     // The guard judges every Location first, so a refused target is reported as such even off the origin.
-    const pinned = await checkUrl(url, options.policy, options.resolve ?? defaultResolver);
+    const network = options.network ?? systemNetwork;
+    const checked = await checkUrl(url, options.policy, network.resolve);
     if (options.sameOriginOnly && url.origin !== start.origin) return { kind: 'off_origin', url };
     const headers = {
       ...options.headers,
@@ -113,7 +96,7 @@ export async function guardedFetch(start: URL, options: FetchOptions): Promise<F
     const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
     let response: IncomingMessage;
     try {
-      response = await requestOnce(url, pinned, headers, signal);
+      response = await pinnedRequest(url, checked, network, { method: 'GET', headers, signal });
     } catch (error) {
       throw new FetchError(`${url.origin}${url.pathname}: ${describe(error)}`);
     }

@@ -20,6 +20,7 @@ export default fp(
       secretBox: app.secretBox,
       dataDir: app.config.dataDir,
       log: app.log,
+      network: app.network,
     });
     app.decorate('integrations', service);
     // After ingestion's own resume (registered before): the documents it re-queues are indexed first.

@@ -11,7 +11,7 @@ import type { IngestionPipeline } from '../ingestion/pipeline.js';
 import type { Credentials, WebConfig } from './crawler.js';
 import type { IntegrationRow, IntegrationsRepository } from './repository.js';
 import type { CreateIntegrationBody, IntegrationView, UpdateIntegrationBody } from './schemas.js';
-import { checkUrl, defaultResolver, type Resolver, UrlNotAllowed, UrlUnresolvable } from './ssrf-guard.js';
+import { assertUrlAllowed, type Network } from '../../core/net/ssrf-guard.js';
 import { IntegrationSync } from './sync.js';
 
 export const SYNC_JOB_TYPE = 'integration.sync';
@@ -25,8 +25,8 @@ export interface IntegrationsServiceOptions {
   secretBox: SecretBox;
   dataDir: string;
   log: FastifyBaseLogger;
-  /** DNS resolution; tests substitute it to prove the guard. */
-  resolve?: Resolver;
+  /** How hosts are resolved and reached (app.network). */
+  network: Network;
 }
 
 export function toIntegrationView(row: IntegrationRow, documentCount: number): IntegrationView {
@@ -48,13 +48,11 @@ export function toIntegrationView(row: IntegrationRow, documentCount: number): I
 /** Integrations (remote sources; a website crawler for now): CRUD with write-only credentials, and syncs as jobs. */
 export class IntegrationsService {
   readonly repository: IntegrationsRepository;
-  private readonly resolve: Resolver;
   /** The sync job of each integration, so that a second request joins it instead of crawling twice. */
   private readonly syncJobs = new Map<string, string>();
 
   constructor(private readonly options: IntegrationsServiceOptions) {
     this.repository = options.repository;
-    this.resolve = options.resolve ?? defaultResolver;
   }
 
   async list(limit: number, offset: number): Promise<{ integrations: IntegrationView[]; total: number }> {
@@ -133,7 +131,7 @@ export class IntegrationsService {
     const job = await this.options.jobs.enqueue(SYNC_JOB_TYPE, async (context) => {
       const integration = await this.repository.find(id);
       if (!integration) return;
-      const sync = new IntegrationSync({ ...this.options, resolve: this.resolve }, integration, () => this.openCredentials(integration), requestedAt);
+      const sync = new IntegrationSync(this.options, integration, () => this.openCredentials(integration), requestedAt);
       await sync.run(context);
     }, { integration_id: id }, () => this.repository.endSyncRequest(id, requestedAt));
     this.syncJobs.set(id, job.id);
@@ -163,13 +161,7 @@ export class IntegrationsService {
       if (value === undefined) continue;
       const url = new URL(value);
       url.hash = '';
-      try {
-        await checkUrl(url, policy, this.resolve);
-      } catch (error) {
-        if (error instanceof UrlNotAllowed) throw badRequest('url_not_allowed', `config.${key} is not allowed: ${error.message}`, `body.config.${key}`);
-        if (error instanceof UrlUnresolvable) throw badRequest('url_unresolvable', `config.${key}: ${error.message}`, `body.config.${key}`);
-        throw error;
-      }
+      await assertUrlAllowed(url, policy, this.options.network.resolve, `body.config.${key}`);
       urls[key] = url.href;
     }
     if (urls.start_url && urls.sitemap_url && new URL(urls.start_url).origin !== new URL(urls.sitemap_url).origin) {

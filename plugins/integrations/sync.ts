@@ -10,7 +10,7 @@ import { recordRun, SourceRunTally } from '../documents/source-run.js';
 import type { IngestionPipeline } from '../ingestion/pipeline.js';
 import { CrawlFailure, type CrawlEvent, type Credentials, type PreviousPage, type WebConfig, WebCrawler } from './crawler.js';
 import type { IntegrationPageRow, IntegrationRow, IntegrationsRepository } from './repository.js';
-import type { Resolver } from './ssrf-guard.js';
+import type { Network } from '../../core/net/ssrf-guard.js';
 
 export interface SyncDependencies {
   repository: IntegrationsRepository;
@@ -18,7 +18,7 @@ export interface SyncDependencies {
   ingestion: IngestionPipeline;
   dataDir: string;
   log: FastifyBaseLogger;
-  resolve?: Resolver;
+  network?: Network;
 }
 
 const SYNC_WORDS = { item: 'pages', excluded: 'not crawled (robots.txt, off the site, refused, or gone)', unreadable: 'unreachable' } as const;
@@ -72,7 +72,7 @@ export class IntegrationSync {
         previous: (url) => this.previous(url),
         tmpDir,
         signal: context.signal,
-        resolve: this.deps.resolve,
+        network: this.deps.network,
         onProgress: (fetched, known, url) => context.progress(fetched, known, loggable(url)),
       });
       for await (const event of crawler.crawl()) {

@@ -14,7 +14,7 @@ declare module 'fastify' {
 export default fp(
   async function oidc(app) {
     const repository = new OidcRepository(app.db);
-    const providers = new OidcProviders(repository, app.secretBox, app.config.oidcEnvProviders);
+    const providers = new OidcProviders(repository, app.secretBox, app.config.oidcEnvProviders, app.network);
     const service = new OidcService(repository, providers, app.users.repository, app.sessions, app.secretBox, app.log);
     app.decorate('oidc', { providers, service });
     for (const name of providers.incompleteEnvProviders()) {

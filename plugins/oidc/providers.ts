@@ -4,6 +4,8 @@ import { clock } from '../../core/clock.js';
 import type { OidcEnvProvider } from '../../core/config.js';
 import type { SecretBox } from '../../core/crypto/secret-box.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
+import { guardedFetchFunction } from '../../core/net/guarded-request.js';
+import { assertUrlAllowed, type Network, UrlNotAllowed } from '../../core/net/ssrf-guard.js';
 import type { OidcRepository, ProviderRow } from './repository.js';
 import type { CreateProviderBody, ProviderTestResult, ProviderView, UpdateProviderBody } from './schemas.js';
 
@@ -22,6 +24,8 @@ export interface OidcProvider {
   redirectUri: string;
   scopes: string;
   adminGroups: string[];
+  /** The SSRF guard lets this provider's requests reach loopback and private addresses (never metadata). */
+  allowPrivateNetwork: boolean;
 }
 
 const secretContext = (name: string) => `oidc:${name}`;
@@ -37,6 +41,7 @@ export function toProviderView(row: ProviderRow): ProviderView {
     redirect_uri: row.redirect_uri,
     scopes: row.scopes,
     admin_groups: JSON.parse(row.admin_groups) as string[],
+    allow_private_network: row.allow_private_network === 1,
     created_at: clock.iso(row.created_at),
     updated_at: clock.iso(row.updated_at),
   };
@@ -46,26 +51,35 @@ function isLoopback(url: URL): boolean {
   return url.hostname === 'localhost' || url.hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(url.hostname);
 }
 
+/** Every request to the provider (discovery, keys, token, userinfo) goes through the SSRF guard under its policy. */
+const providerFetch = (provider: OidcProvider, network: Network) => guardedFetchFunction({ allowPrivateNetwork: provider.allowPrivateNetwork }, network);
+
 /**
  * Discovers the provider and returns an openid-client configuration. A URL ending in the well-known
  * path is turned back into its issuer, so openid-client also checks the document's issuer.
- * Plain http is allowed only to a loopback address.
+ * Plain http is allowed only to a loopback address. ID tokens from the token endpoint have their
+ * signature checked against the provider's jwks_uri too (openid-client skips that by default).
  */
-export async function discover(provider: OidcProvider): Promise<client.Configuration> {
+export async function discover(provider: OidcProvider, network: Network): Promise<client.Configuration> {
   const url = new URL(provider.discoveryUrl);
   const server = url.search === '' && url.pathname.endsWith(WELL_KNOWN) ? new URL(url.href.slice(0, -WELL_KNOWN.length)) : url;
   const secret = provider.clientSecret;
   return client.discovery(server, provider.clientId, secret ? { client_secret: secret } : undefined, secret ? client.ClientSecretBasic(secret) : client.None(), {
     timeout: IDP_TIMEOUT_SECONDS,
-    execute: url.protocol === 'http:' && isLoopback(url) ? [client.allowInsecureRequests] : [],
+    execute: [client.enableNonRepudiationChecks, ...(url.protocol === 'http:' && isLoopback(url) ? [client.allowInsecureRequests] : [])],
+    [client.customFetch]: providerFetch(provider, network),
   });
 }
 
 const timedOut = (error: unknown): boolean => error instanceof Error && (error.name === 'TimeoutError' || timedOut(error.cause));
+const guardRefusal = (error: unknown): UrlNotAllowed | undefined =>
+  error instanceof UrlNotAllowed ? error : error instanceof Error ? guardRefusal(error.cause) : undefined;
 
-/** A short, secret-free reason for an admin: openid-client's message (and its cause's), or "timed out". */
+/** A short, secret-free reason for an admin: the SSRF guard's refusal, openid-client's message (and its cause's), or "timed out". */
 export function describeIdpError(error: unknown): string {
   if (timedOut(error)) return `timed out after ${IDP_TIMEOUT_SECONDS} s`;
+  const refusal = guardRefusal(error);
+  if (refusal) return `${refusal.url} is not allowed: ${refusal.message}`;
   const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
   return error instanceof Error ? `${error.message}${cause}` : String(error);
 }
@@ -76,6 +90,7 @@ export class OidcProviders {
     private readonly repository: OidcRepository,
     private readonly secretBox: SecretBox,
     private readonly envProviders: OidcEnvProvider[],
+    private readonly network: Network,
   ) {}
 
   /** Env providers that lack a client id, discovery URL or redirect URI cannot sign anyone in. */
@@ -98,6 +113,8 @@ export class OidcProviders {
     assertOpenidScope(scopes);
     assertSecureDiscovery(input.discovery_url);
     await this.assertNameFree(input.name);
+    const allowPrivateNetwork = input.allow_private_network ?? false;
+    await this.assertDiscoveryAllowed(input.discovery_url, allowPrivateNetwork, 'body.discovery_url');
     const now = clock.now();
     const id = randomUUID();
     await this.repository.insertProvider({
@@ -110,6 +127,7 @@ export class OidcProviders {
       redirect_uri: input.redirect_uri,
       scopes,
       admin_groups: JSON.stringify(input.admin_groups ?? []),
+      allow_private_network: allowPrivateNetwork ? 1 : 0,
       created_at: now,
       updated_at: now,
     });
@@ -122,6 +140,11 @@ export class OidcProviders {
     if (input.discovery_url !== undefined) assertSecureDiscovery(input.discovery_url);
     const name = input.name ?? row.name;
     if (name !== row.name) await this.assertNameFree(name);
+    // The saved URL is judged again under a changed policy, and a changed URL under the policy it will have.
+    if (input.discovery_url !== undefined || input.allow_private_network !== undefined) {
+      const field = input.discovery_url !== undefined ? 'body.discovery_url' : 'body.allow_private_network';
+      await this.assertDiscoveryAllowed(input.discovery_url ?? row.discovery_url, input.allow_private_network ?? row.allow_private_network === 1, field);
+    }
     // The secret is sealed for its provider's name, so a rename re-seals the kept secret.
     const secret = input.client_secret === undefined ? this.openSecret(row) : (input.client_secret ?? undefined);
     await this.repository.updateProvider(id, {
@@ -133,6 +156,7 @@ export class OidcProviders {
       ...(input.redirect_uri !== undefined ? { redirect_uri: input.redirect_uri } : {}),
       ...(input.scopes !== undefined ? { scopes: input.scopes } : {}),
       ...(input.admin_groups !== undefined ? { admin_groups: JSON.stringify(input.admin_groups) } : {}),
+      ...(input.allow_private_network !== undefined ? { allow_private_network: input.allow_private_network ? 1 : 0 } : {}),
       updated_at: clock.now(),
     });
     return this.get(id);
@@ -166,7 +190,7 @@ export class OidcProviders {
   async test(id: string): Promise<ProviderTestResult> {
     const provider = this.fromRow(await this.get(id));
     try {
-      const metadata = (await discover(provider)).serverMetadata();
+      const metadata = (await this.discover(provider)).serverMetadata();
       const found = {
         issuer: metadata.issuer,
         authorization_endpoint: metadata.authorization_endpoint,
@@ -175,13 +199,18 @@ export class OidcProviders {
       };
       const missing = Object.entries(found).find(([, value]) => !value)?.[0];
       if (missing) return { ok: false, ...found, error: `the discovery document has no ${missing}` };
-      const keys = await fetch(found.jwks_uri!, { redirect: 'manual', signal: AbortSignal.timeout(IDP_TIMEOUT_SECONDS * 1000) });
+      const keys = await providerFetch(provider, this.network)(found.jwks_uri!, { signal: AbortSignal.timeout(IDP_TIMEOUT_SECONDS * 1000) });
       const body = keys.ok ? ((await keys.json()) as { keys?: unknown }) : undefined;
       if (!Array.isArray(body?.keys)) return { ok: false, ...found, error: `jwks_uri answered ${keys.status} without a key set` };
       return { ok: true, ...found };
     } catch (error) {
       return { ok: false, error: describeIdpError(error) };
     }
+  }
+
+  /** The provider's openid-client configuration, every request guarded. */
+  discover(provider: OidcProvider): Promise<client.Configuration> {
+    return discover(provider, this.network);
   }
 
   private fromRow(row: ProviderRow): OidcProvider {
@@ -194,6 +223,7 @@ export class OidcProviders {
       redirectUri: row.redirect_uri,
       scopes: row.scopes,
       adminGroups: JSON.parse(row.admin_groups) as string[],
+      allowPrivateNetwork: row.allow_private_network === 1,
     };
   }
 
@@ -205,6 +235,11 @@ export class OidcProviders {
       // Goes to the log only (the answer is a plain 500); names the provider, never the value.
       throw new Error(`the client secret of OIDC provider "${row.name}" cannot be opened: was MFA_ENCRYPTION_KEY changed?`);
     }
+  }
+
+  /** The discovery URL must pass the SSRF guard under the provider's policy (400 url_not_allowed / url_unresolvable). */
+  private async assertDiscoveryAllowed(discoveryUrl: string, allowPrivateNetwork: boolean, field: string): Promise<void> {
+    await assertUrlAllowed(new URL(discoveryUrl), { allowPrivateNetwork }, this.network.resolve, field);
   }
 
   private async assertNameFree(name: string): Promise<void> {

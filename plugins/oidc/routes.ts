@@ -45,7 +45,10 @@ export const oidcRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: admin,
     schema: {
       summary: 'Create an OIDC provider',
-      description: 'client_secret is write-only: stored encrypted, never returned (secret_set says whether one is stored).',
+      description:
+        'client_secret is write-only: stored encrypted, never returned (secret_set says whether one is stored). ' +
+        'discovery_url must pass the SSRF guard (400 url_not_allowed / url_unresolvable): a loopback or private address ' +
+        'only with allow_private_network, a cloud metadata address never.',
       tags: ['oidc'],
       body: CreateProviderBody,
       response: { 201: ProviderView },

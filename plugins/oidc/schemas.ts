@@ -6,6 +6,8 @@ const HttpUrl = Type.String({ format: 'uri', maxLength: 2048, pattern: '^https?:
 const Scopes = Type.String({ minLength: 6, maxLength: 1024, pattern: '^[\\x21-\\x7e]+( [\\x21-\\x7e]+)*$', description: 'Space-separated; must include openid' });
 const AdminGroups = Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 100 });
 const ClientSecret = Type.String({ minLength: 1, maxLength: 1024, writeOnly: true });
+const ALLOW_PRIVATE_NETWORK =
+  'Lets Hearth reach this provider (discovery, keys, token and userinfo endpoints) on loopback, private or link-local addresses; cloud metadata addresses are refused regardless';
 
 export const ProviderView = Type.Object(
   {
@@ -18,6 +20,7 @@ export const ProviderView = Type.Object(
     redirect_uri: Type.String(),
     scopes: Type.String(),
     admin_groups: Type.Array(Type.String()),
+    allow_private_network: Type.Boolean({ description: ALLOW_PRIVATE_NETWORK }),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },
@@ -35,6 +38,7 @@ export const CreateProviderBody = Type.Object(
     redirect_uri: HttpUrl,
     scopes: Type.Optional(Scopes),
     admin_groups: Type.Optional(AdminGroups),
+    allow_private_network: Type.Optional(Type.Boolean({ description: ALLOW_PRIVATE_NETWORK, default: false })),
   },
   { additionalProperties: false },
 );
@@ -50,6 +54,7 @@ export const UpdateProviderBody = Type.Object(
     redirect_uri: Type.Optional(HttpUrl),
     scopes: Type.Optional(Scopes),
     admin_groups: Type.Optional(AdminGroups),
+    allow_private_network: Type.Optional(Type.Boolean({ description: ALLOW_PRIVATE_NETWORK })),
   },
   { additionalProperties: false, minProperties: 1 },
 );

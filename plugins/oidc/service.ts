@@ -7,7 +7,7 @@ import type { SecretBox } from '../../core/crypto/secret-box.js';
 import { HttpError, badRequest } from '../../core/errors.js';
 import type { SessionService, TokenPair } from '../sessions/service.js';
 import type { UsersRepository } from '../users/repository.js';
-import { type OidcProvider, type OidcProviders, describeIdpError, discover } from './providers.js';
+import { type OidcProvider, type OidcProviders, describeIdpError } from './providers.js';
 import type { OidcRepository } from './repository.js';
 import { digestSecret } from '../../core/crypto/secret-digest.js';
 
@@ -178,7 +178,7 @@ export class OidcService {
 
   private async discover(provider: OidcProvider): Promise<client.Configuration> {
     try {
-      return await discover(provider);
+      return await this.providers.discover(provider);
     } catch (error) {
       this.log.warn({ provider: provider.name, reason: describeIdpError(error) }, 'oidc discovery failed');
       throw unreachable();

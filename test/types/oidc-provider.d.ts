@@ -15,10 +15,18 @@ declare module 'oidc-provider' {
     pkce?: { required?: (ctx: unknown, client: unknown) => boolean };
     cookies?: { keys?: string[] };
     ttl?: Record<string, number>;
+    jwks?: { keys: Record<string, unknown>[] };
+  }
+
+  /** What a pre/post middleware sees (Koa's context, with oidc-provider's own state). */
+  interface MiddlewareContext {
+    body: unknown;
+    oidc?: { route?: string; params?: Record<string, unknown> };
   }
 
   export default class Provider {
     constructor(issuer: string, configuration?: Configuration);
     callback(): RequestListener;
+    use(middleware: (ctx: MiddlewareContext, next: () => Promise<void>) => Promise<void>): this;
   }
 }
