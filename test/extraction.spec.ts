@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { open, readFile, writeFile } from 'node:fs/promises';
+import { constants, type FileHandle, open, readFile, writeFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ExtractionError, type ExtractedDocument, type ExtractOptions } from '../plugins/ingestion/extracted-document.js';
 import { ExtractionPool } from '../plugins/ingestion/extraction-pool.js';
 import { detectFileType, detectFileTypeOfFile, type FileType, TIER_FOR_TYPE } from '../plugins/ingestion/file-type.js';
@@ -58,12 +59,26 @@ const cpuTicks = (statFile: string) => {
   return Number(fields[11]) + Number(fields[12]);
 };
 
-/** A file whose reader waits for the rest forever: a FIFO whose write end stays open until close(). */
-async function endlessFile(fifo: string): Promise<{ path: string; close: () => Promise<void> }> {
+/**
+ * A file whose reader waits for the rest forever: a FIFO. writeEnd() resolves once a reader has opened it (so the
+ * extraction is running), writes a first line and keeps the write end open until close().
+ */
+function endlessFile(fifo: string): { path: string; opened: () => Promise<void>; close: () => Promise<void> } {
   execFileSync('mkfifo', [fifo]);
-  const writeEnd = await open(fifo, 'r+'); // read-write: Linux opens it without waiting for a reader
-  await writeEnd.write('The first line arrives; the rest never does.\n');
-  return { path: fifo, close: () => writeEnd.close() };
+  let writeEnd: FileHandle | undefined;
+  const opened = async () => {
+    for (;;) {
+      try {
+        writeEnd = await open(fifo, constants.O_WRONLY | constants.O_NONBLOCK); // ENXIO while nobody reads it
+        await writeEnd.write('The first line arrives; the rest never does.\n');
+        return;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENXIO') throw error;
+        await sleep(10);
+      }
+    }
+  };
+  return { path: fifo, opened, close: async () => writeEnd?.close() };
 }
 
 describe('detectFileType', () => {
@@ -300,16 +315,22 @@ describe('the worker pool', () => {
     }
   });
 
-  // The timeout must exceed a worker thread's start (about 1 s from TypeScript sources, several on a loaded box): the next document starts one.
   it('a document that never ends times out, and the pool then serves the next one', async () => {
-    const endless = await endlessFile(path.join(dir, 'endless.txt'));
-    const hasty = new ExtractionPool({ workers: 1, timeoutMs: 10_000 });
+    const endless = endlessFile(path.join(dir, 'endless.txt'));
+    const hasty = new ExtractionPool({ workers: 1, timeoutMs: 1_000 });
+    // The pool's clock is the test's: its timeout passes once the document is being read, and never for the next one,
+    // however long this box takes to start a worker thread.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     try {
-      expect(await failure(hasty.extract(endless.path, 'txt'))).toMatchObject({ reason: 'timeout', message: 'Extraction took longer than 10 s' });
+      const hung = failure(hasty.extract(endless.path, 'txt'));
+      await endless.opened();
+      vi.advanceTimersByTime(1_000);
+      expect(await hung).toMatchObject({ reason: 'timeout', message: 'Extraction took longer than 1 s' });
       expect((await hasty.extract(files.txt, 'txt')).sections[0].text).toContain('Dear reader');
     } finally {
+      vi.useRealTimers();
       await endless.close();
       await hasty.close();
     }
-  }, 60_000);
+  });
 });
