@@ -1,5 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ChatMessage } from '../native/llm/generator.js';
 import { SMALL_TALK_ANSWERS } from '../plugins/chat/classifier.js';
 import { buildMessages } from '../plugins/chat/prompt.js';
@@ -192,6 +191,8 @@ describe('generative answers (hosted backend on a loopback OpenAI wire server)',
     wire.otherwise = { pieces: Array.from({ length: 200 }, (_, i) => `w${i} `), delayMs: 15 };
     const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
     const before = await turnCount();
+    const cancelled = () => t.logs().split('"event":"chat.cancelled"').length - 1;
+    const cancelledBefore = cancelled();
     const seen = await chatThenDisconnect(address, viewer, { query: LANTERN }, 3);
     expect(seen.map((event) => event.event)).toEqual(['delta', 'delta', 'delta']);
     expect(await wire.completions[0].ended).toBe(true);
@@ -204,12 +205,12 @@ describe('generative answers (hosted backend on a loopback OpenAI wire server)',
       body: JSON.stringify({ query: LANTERN }),
       signal: json.signal,
     }).catch((error) => error);
-    for (let i = 0; i < 200 && wire.completions.length < 2; i++) await sleep(10);
-    await sleep(60);
+    await vi.waitFor(() => expect(wire.completions[1]?.piecesSent).toBeGreaterThanOrEqual(3), { timeout: 10_000 });
     json.abort();
     expect((await pending).name).toBe('AbortError');
     expect(await wire.completions[1].ended).toBe(true);
-    await sleep(50);
+    // Both handlers have finished (each logs it on its way out): only now is "nothing stored" final.
+    await vi.waitFor(() => expect(cancelled()).toBe(cancelledBefore + 2), { timeout: 10_000 });
     expect(await turnCount()).toBe(before);
   });
 

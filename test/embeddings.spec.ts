@@ -6,9 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Tokenizer } from '@huggingface/tokenizers';
+import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  cudaRuntimeAvailable,
   embeddingsRoot,
   loadEmbedder,
   MODEL_PRESETS,
@@ -32,7 +32,16 @@ const tmp = async () => {
 };
 afterAll(() => Promise.all(tempDirs.map((dir) => rm(dir, { recursive: true, force: true }))));
 const silent = { info: () => {}, warn: () => {} };
-const hasCuda = cudaRuntimeAvailable().ok;
+
+/** Whether onnxruntime itself opens a CUDA session here (provider libraries, CUDA runtime and a GPU), asked without Hearth's code. */
+async function cudaSessionOpens(modelPath: string): Promise<boolean> {
+  try {
+    await (await ort.InferenceSession.create(modelPath, { executionProviders: ['cuda'], logSeverityLevel: 4 })).release();
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Runs the real CLI as a user would, with MODEL_DIR in its environment. */
 async function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -164,12 +173,21 @@ describe('model discovery and loading', () => {
     await embedder.close();
   });
 
-  it.skipIf(hasCuda)('EMBED_DEVICE=cuda fails clearly without CUDA; auto falls back to cpu with one log line', async () => {
+  it('EMBED_DEVICE=cuda runs on the GPU where onnxruntime opens a CUDA session, else fails clearly; auto follows, falling back to cpu with one log line', async () => {
     const dir = await tmp();
     await installTinyEmbeddingModel(dir);
-    await expect(loadEmbedder({ modelDir: dir, device: 'cuda' })).rejects.toThrow(/EMBED_DEVICE=cuda but CUDA is not usable/);
     const lines: string[] = [];
     const log = { info: (m: string) => lines.push(m), warn: (m: string) => lines.push(m) };
+    if (await cudaSessionOpens(path.join(embeddingsRoot(dir), TINY_MODEL_ID, 'model.onnx'))) {
+      const [cuda, auto, cpu] = [await loadEmbedder({ modelDir: dir, device: 'cuda' }), await loadEmbedder({ modelDir: dir, device: 'auto', log }), await loadEmbedder({ modelDir: dir, device: 'cpu' })];
+      expect([cuda?.device, auto?.device, cpu?.device]).toEqual(['cuda', 'cuda', 'cpu']);
+      expect(lines).toEqual([]);
+      const [[onGpu], [onCpu]] = [await cuda!.embed(['the harbour master']), await cpu!.embed(['the harbour master'])];
+      expect(dot(onGpu, onCpu)).toBeCloseTo(1, 3);
+      await Promise.all([cuda!.close(), auto!.close(), cpu!.close()]);
+      return;
+    }
+    await expect(loadEmbedder({ modelDir: dir, device: 'cuda' })).rejects.toThrow(/EMBED_DEVICE=cuda but CUDA is not usable/);
     const embedder = (await loadEmbedder({ modelDir: dir, device: 'auto', log }))!;
     expect(embedder.device).toBe('cpu');
     expect(lines).toHaveLength(1);

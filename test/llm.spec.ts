@@ -40,13 +40,26 @@ function tamper(file: string): void {
   appendFileSync(file, Buffer.from([0]));
 }
 
+/** Whether node-llama-cpp's CUDA build loads here, asked of the runtime itself (it needs the CUDA libraries and a GPU). */
+async function cudaLlamaLoads(): Promise<boolean> {
+  const { getLlama } = await import('node-llama-cpp');
+  try {
+    await (await getLlama({ gpu: 'cuda', build: 'never' })).dispose();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Holds this thread (and its event loop) for `seconds`, as a consumer that stalls would. */
+const stallFor = (seconds: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, seconds * 1000);
+
 /** Runs one generation, recording each streamed piece and when it arrived. */
 async function streamed(gen: Generator, maxTokens: number, signal?: AbortSignal, onPiece?: (count: number) => void, messages = story) {
   const pieces: string[] = [];
   const times: number[] = [];
-  const started = performance.now();
   const result = await gen.generate(messages, { maxTokens, signal, onToken: (text) => (pieces.push(text), times.push(performance.now()), onPiece?.(pieces.length)) });
-  return { result, pieces, times, started, ended: performance.now() };
+  return { result, pieces, times };
 }
 
 let modelDir: string;
@@ -78,28 +91,34 @@ describe('local backend: node-llama-cpp on stories260K', () => {
     expect(captured.lines.some((l) => l.includes('no chat template') && l.includes('GeneralChatWrapper'))).toBe(true);
   });
 
-  it('caps N_THREADS at the cores present', async () => {
+  it('caps N_THREADS at the cores present; N_GPU_LAYERS=-1 offloads to CUDA where the runtime has it, else runs on the CPU and says why', async () => {
+    const cuda = await cudaLlamaLoads();
     const { lines, log } = captureLog();
     const wide = await LocalGenerator.load({ modelPath: STORIES, name: 'wide', nCtx: 512, nThreads: 512, nGpuLayers: -1, timeoutSeconds: 5, log });
     try {
       expect(wide.info().threads).toBe(Math.min(512, os.availableParallelism()));
-      expect(wide.info().gpu_layers).toBe(0); // no CUDA GPU on the CI box: N_GPU_LAYERS=-1 falls back to the CPU
       expect(lines.some((l) => l.includes(`capped at the ${os.availableParallelism()} cores`))).toBe(true);
+      if (cuda) {
+        expect(wide.info().device).toBe('cuda');
+        expect(wide.info().gpu_layers).toBeGreaterThan(0);
+      } else {
+        expect(wide.info()).toMatchObject({ device: 'cpu', gpu_layers: 0 });
+        expect(lines.some((l) => l.includes('no usable CUDA GPU') && l.includes('running on the CPU'))).toBe(true);
+      }
+      expect(await wide.generate(story, { maxTokens: 5 })).toMatchObject({ completionTokens: 5, stopReason: 'max_tokens' });
     } finally {
       await wide.close();
     }
   });
 
   it('streams pieces that concatenate to the result and honours maxTokens', async () => {
-    await gen.generate(story, { maxTokens: 4 }); // warm-up: first-run allocations are not what is measured
-    // A prompt the sequence has not seen, so that the time to first token includes evaluating all of it.
+    await gen.generate(story, { maxTokens: 4 });
+    // A prompt the sequence has not seen (it holds the one before): all of it is evaluated. Its speed: bench/chat.ts.
     const fresh: ChatMessage[] = [{ role: 'system', content: 'You write short stories for children.' }, ...story];
-    const { result, pieces, times, started, ended } = await streamed(gen, 128, undefined, undefined, fresh);
+    const { result, pieces } = await streamed(gen, 128, undefined, undefined, fresh);
     expect(pieces.length).toBeGreaterThan(1);
     expect(pieces.join('')).toBe(result.text);
     expect(result).toMatchObject({ completionTokens: 128, stopReason: 'max_tokens', promptTokens: gen.countPromptTokens(fresh) });
-    const ttft = times[0] - started;
-    console.info(`stories260K on ${os.availableParallelism()} cores, 1 thread: time to first token ${ttft.toFixed(1)} ms (${result.promptTokens}-token prompt), ${(127 / ((ended - times[0]) / 1000)).toFixed(0)} tokens/s`);
     const short = await gen.generate(story, { maxTokens: 7 });
     expect(short).toMatchObject({ completionTokens: 7, stopReason: 'max_tokens' });
   });
@@ -122,31 +141,33 @@ describe('local backend: node-llama-cpp on stories260K', () => {
     expect(gen.countTokens('Once upon a time')).toBeGreaterThan(0);
   });
 
-  it('stops a running generation quickly when its signal aborts', async () => {
+  it('stops a running generation at the next token when its signal aborts', async () => {
     const controller = new AbortController();
-    let abortedAt = 0;
-    const run = await streamed(gen, 100_000, controller.signal, (n) => {
-      if (n === 5) (abortedAt = performance.now()), controller.abort();
-    });
+    const run = await streamed(gen, 100_000, controller.signal, (n) => n === 5 && controller.abort());
     expect(run.result.stopReason).toBe('cancelled');
+    expect(run.result.text).toBe(run.pieces.join(''));
+    // Counted in tokens, not milliseconds: what was decoded before the abort is flushed, nothing more is generated.
     expect(run.result.completionTokens).toBeGreaterThanOrEqual(5);
-    expect(run.ended - abortedAt).toBeLessThan(500);
+    expect(run.result.completionTokens).toBeLessThanOrEqual(6);
+    expect(run.pieces.length).toBeLessThanOrEqual(6);
     const already = new AbortController();
     already.abort();
     expect((await gen.generate(story, { maxTokens: 50, signal: already.signal })).stopReason).toBe('cancelled');
   });
 
-  it('stops at INFERENCE_TIMEOUT_SECONDS with GenerationTimeoutError, then serves the next request', async () => {
+  it('stops mid-answer at INFERENCE_TIMEOUT_SECONDS with GenerationTimeoutError, within a few tokens, then serves the next request', async () => {
     timeout = 0.3;
     let pieces = 0;
-    const started = performance.now();
     try {
-      await expect(gen.generate(story, { maxTokens: 100_000, onToken: () => pieces++ })).rejects.toBeInstanceOf(GenerationTimeoutError);
+      // The consumer of the first piece holds the thread past the deadline: it expires mid-answer on any machine.
+      const onToken = () => ++pieces === 1 && stallFor(2 * timeout);
+      await expect(gen.generate(story, { maxTokens: 100_000, onToken })).rejects.toBeInstanceOf(GenerationTimeoutError);
     } finally {
       timeout = 30;
     }
-    expect(pieces).toBeGreaterThan(0);
-    expect(performance.now() - started).toBeLessThan(2_000);
+    // The deadline's timer runs at the event loop's next turn: a handful of tokens at most, not the 100,000 asked for.
+    expect(pieces).toBeGreaterThanOrEqual(1);
+    expect(pieces).toBeLessThanOrEqual(10);
     expect((await gen.generate(story, { maxTokens: 5 })).stopReason).toBe('max_tokens');
   });
 
@@ -292,13 +313,13 @@ describe('OpenAI-compatible backends against a loopback server', () => {
   it('times out a stalled stream and cancels a stream whose client left', async () => {
     wire.script({ pieces: ['Hel', 'lo'], stallAfter: 1 }, { pieces: Array.from({ length: 500 }, () => 'la '), delayMs: 20 });
     timeout = 0.3;
-    const started = performance.now();
     try {
+      // The server never sends more: only the deadline can end this call.
       expect(await failure(hosted.generate(story, { maxTokens: 5, onToken: () => undefined }))).toBeInstanceOf(GenerationTimeoutError);
     } finally {
       timeout = 5;
     }
-    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(await wire.requests.at(-1)!.ended).toBe(true); // the stalled request is closed, not left open
     const controller = new AbortController();
     const result = await hosted.generate(story, { maxTokens: 500, signal: controller.signal, onToken: (t) => t && setTimeout(() => controller.abort(), 30) });
     expect(result.stopReason).toBe('cancelled');

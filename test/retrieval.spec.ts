@@ -5,9 +5,10 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadEmbedder, type Embedder } from '../native/embeddings/index.js';
 import { openVectorIndex } from '../native/vector-index/hnsw-index.js';
-import { runRetrievalHarness } from '../bench/retrieval-harness.js';
+import { FUSION_CANDIDATES, runRetrievalHarness } from '../bench/retrieval-harness.js';
 import { openDatabase } from '../core/db/database.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery } from '../plugins/retrieval/keyword-query.js';
+import { DEFAULT_FUSION } from '../plugins/retrieval/fusion.js';
 import { RetrievalRepository } from '../plugins/retrieval/repository.js';
 import { buildRetrievalCorpus, questionOverlap } from './fixtures/retrieval-corpus.js';
 import { embedChunks, insertDocuments, type SeededChunk } from './fixtures/search-data.js';
@@ -278,6 +279,18 @@ describe('term frequency probes', () => {
   });
 });
 
+/**
+ * What each mode reaches today on the harness with the tiny test model (README: keyword 0.500 / 0.400, vector 0.350 / 0.193,
+ * hybrid RRF k=60 0.550 / 0.340, chance 0.083 / 0.049), less two questions of recall@5 and two first places lost of MRR
+ * (2 × 0.5 / 40): the run is deterministic (seeded model, fixed corpus, seeded HNSW); the margin is for float differences
+ * between CPUs flipping a near tie.
+ */
+const HARNESS_FLOORS: Record<string, { recallAt5: number; mrr: number }> = {
+  keyword: { recallAt5: 0.45, mrr: 0.375 },
+  vector: { recallAt5: 0.3, mrr: 0.165 },
+  'hybrid rrf k=60': { recallAt5: 0.5, mrr: 0.315 },
+};
+
 describe('retrieval-quality harness', () => {
   it('builds 60 passages and 40 questions that share at most half their words with their target', () => {
     const corpus = buildRetrievalCorpus();
@@ -286,17 +299,23 @@ describe('retrieval-quality harness', () => {
     for (const q of corpus.questions) expect(questionOverlap(corpus, q), q.question).toBeLessThanOrEqual(0.5);
   });
 
-  it('reports recall@5 and MRR for keyword, vector and hybrid modes', async () => {
+  it('keeps keyword, vector and hybrid (the default fusion) at the recall@5 and MRR they reach today; hybrid finds more than either list alone', async () => {
     const modelDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-harness-model-'));
     try {
       await installTinyEmbeddingModel(modelDir);
       const embedder = (await loadEmbedder({ modelDir, device: 'cpu' }))!;
-      const report = await runRetrievalHarness(embedder);
+      const report = await runRetrievalHarness(embedder, FUSION_CANDIDATES.slice(0, 1));
       await embedder.close();
-      expect(report.scores.map((s) => s.mode)).toEqual(expect.arrayContaining(['keyword', 'vector', 'hybrid']));
-      const keyword = report.scores.find((s) => s.mode === 'keyword')!;
-      expect(keyword.recallAt5).toBeGreaterThan(report.chance.recallAt5); // the entity names alone beat chance
-      for (const s of report.scores) expect(s.mrr).toBeLessThanOrEqual(s.recallAt5 + 0.5);
+      const score = (label: string) => report.scores.find((s) => s.label === label)!;
+      expect(report.scores.map((s) => s.label)).toEqual(Object.keys(HARNESS_FLOORS));
+      for (const [label, floor] of Object.entries(HARNESS_FLOORS)) {
+        expect(score(label).recallAt5, `${label} recall@5`).toBeGreaterThanOrEqual(floor.recallAt5);
+        expect(score(label).mrr, `${label} MRR`).toBeGreaterThanOrEqual(floor.mrr);
+      }
+      const hybrid = score(FUSION_CANDIDATES[0].label);
+      expect(hybrid.fusion).toEqual(DEFAULT_FUSION);
+      expect(hybrid.recallAt5).toBeGreaterThan(score('keyword').recallAt5);
+      expect(hybrid.recallAt5).toBeGreaterThan(score('vector').recallAt5);
     } finally {
       await rm(modelDir, { recursive: true, force: true });
     }
