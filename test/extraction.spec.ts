@@ -237,11 +237,11 @@ describe('bad files fail that one document with a clear reason', () => {
   it('zip bomb in a .docx: refused from the zip directory, before anything is inflated', async () => {
     const bomb = await fixtures.makeZipBombDocx(dir);
     expect((await readFile(bomb)).length).toBeLessThan(1024 * 1024);
-    const started = performance.now();
     const error = await failure(pool.extract(bomb, 'docx'));
     expect(error.reason).toBe('zip_bomb');
-    expect(error.message).toMatch(/zip bomb/);
-    expect(performance.now() - started).toBeLessThan(10_000);
+    // The refusal names a part's declared sizes (zip-guard's checkSizes, read from the directory entry), not the
+    // whole archive's ratio that is only known once every part has been inflated.
+    expect(error.message).toMatch(/^The file was refused as a likely zip bomb: (a part unpacks over \d+ times its size|it unpacks to more than \d+ MB)$/);
   });
 
   it('zip bomb that lies about its sizes: caught while inflating', async () => {
