@@ -213,12 +213,15 @@ async function poll<T>(what: string, service: Service, probe: () => Promise<T | 
   }
 }
 
-/** Starts the service on a data dir with a PRO licence (1,000 documents are over the FREE plan's 500, as a customer would). */
+/**
+ * Starts the service on a data dir with a PRO licence (1,000 documents are over the FREE plan's 500, as a customer would).
+ * Access tokens last a day here: on a loaded box a run outlasts the default 15 minutes, and auth is not what this measures.
+ */
 async function startLicensed(serverScript: string, dataDir: string, modelDir: string, nodeArgs: string[] = []): Promise<{ service: Service; client: Client }> {
   const signer = generateLicenceKeyPair();
   const service = await startService(
     serverScript,
-    { ...DEPLOYED_ENV, DATA_DIR: dataDir, MODEL_DIR: modelDir, ...BENCH_SECRETS, LICENSE_PUBLIC_KEYS: signer.publicKeyBase64, LOG_LEVEL: 'ERROR' },
+    { ...DEPLOYED_ENV, DATA_DIR: dataDir, MODEL_DIR: modelDir, ...BENCH_SECRETS, LICENSE_PUBLIC_KEYS: signer.publicKeyBase64, LOG_LEVEL: 'ERROR', ACCESS_TOKEN_EXPIRE_SECONDS: '86400' },
     { nodeArgs, timeoutMs: 300_000 },
   );
   try {
