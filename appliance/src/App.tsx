@@ -11,6 +11,9 @@ import { roleAtLeast, session, tierAtLeast } from './session/session';
 import { useStore } from './store';
 
 const loaded = new Map<AppRoute['load'], ComponentType<PageProps>>();
+/** Routes that share a loader share a page instance (/chat and /chat/:id); others remount. */
+const loaderKeys = new Map<AppRoute['load'], number>();
+const pageKey = (route: AppRoute) => loaderKeys.get(route.load) ?? loaderKeys.set(route.load, loaderKeys.size).get(route.load)!;
 
 /** Loads a page's folder on first visit, then renders it; the heading is focused for screen readers. */
 function LazyPage({ route, params }: PageProps) {
@@ -75,7 +78,7 @@ export function App() {
     return <Redirect to={`/sign-in?next=${encodeURIComponent(location.path)}`} />;
   }
   if (!signedIn) {
-    return <AuthLayout>{match ? <LazyPage key={match.route.path} {...match} /> : <NotFound />}</AuthLayout>;
+    return <AuthLayout>{match ? <LazyPage key={pageKey(match.route)} {...match} /> : <NotFound />}</AuthLayout>;
   }
 
   let content;
@@ -84,7 +87,7 @@ export function App() {
     content = <RoleRequired title={match.route.title} role={match.route.access.role} />;
   } else if (typeof match.route.access === 'object' && match.route.access.tier && !tierAtLeast(state.tier, match.route.access.tier)) {
     content = <TierRequired title={match.route.title} tier={match.route.access.tier} />;
-  } else content = <LazyPage key={match.route.path} {...match} />;
+  } else content = <LazyPage key={pageKey(match.route)} {...match} />;
   return (
     <Layout state={state as typeof state & { status: 'signed-in' }} path={location.path}>
       {content}

@@ -24,6 +24,8 @@ export interface AppRoute {
 }
 
 const placeholder = () => import('./placeholder/PlaceholderPage');
+/** One loader for both chat paths: the page stays mounted when a new conversation gets its URL. */
+const chat = () => import('./chat/ChatPage');
 const viewer = { role: 'viewer' } as const;
 const admin = { role: 'admin' } as const;
 
@@ -32,8 +34,8 @@ export const routes: AppRoute[] = [
   { path: '/forgot-password', title: 'Forgot password', access: 'anonymous', load: () => import('./sign-in/ForgotPasswordPage') },
   { path: '/reset-password', title: 'Choose a new password', access: 'public', load: () => import('./sign-in/ResetPasswordPage') },
 
-  { path: '/chat', title: 'Chat', access: viewer, load: () => import('./chat/ChatPage'), nav: { label: 'Chat', section: 'Ask' } },
-  { path: '/chat/:conversationId', title: 'Chat', access: viewer, load: () => import('./chat/ChatPage') },
+  { path: '/chat', title: 'Chat', access: viewer, load: chat, nav: { label: 'Chat', section: 'Ask' } },
+  { path: '/chat/:conversationId', title: 'Chat', access: viewer, load: chat },
   { path: '/search', title: 'Search', access: viewer, load: () => import('./search/SearchPage'), nav: { label: 'Search', section: 'Ask' } },
 
   { path: '/documents', title: 'Documents', access: viewer, load: () => import('./documents/DocumentsPage'), nav: { label: 'Documents', section: 'Library' } },

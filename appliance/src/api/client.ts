@@ -111,4 +111,32 @@ export async function api<T>(path: string, { method = 'GET', body, query, header
   return (await response.json()) as T;
 }
 
+/** One XMLHttpRequest upload (fetch reports no upload progress), with the token and the same single refresh and retry. */
+function sendUpload(url: string, form: FormData, onProgress: (fraction: number) => void, signal?: AbortSignal): Promise<{ status: number; body: string; retryAfter: string | null }> {
+  return new Promise((resolve, reject) => {
+    const request = new XMLHttpRequest();
+    request.open('POST', url);
+    if (accessToken) request.setRequestHeader('authorization', `Bearer ${accessToken}`);
+    request.setRequestHeader('accept', 'application/json');
+    request.upload.onprogress = (event) => event.lengthComputable && onProgress(event.loaded / event.total);
+    request.onload = () => resolve({ status: request.status, body: request.responseText, retryAfter: request.getResponseHeader('retry-after') });
+    request.onerror = () => reject(networkError());
+    request.onabort = () => reject(new DOMException('Upload cancelled', 'AbortError'));
+    signal?.addEventListener('abort', () => request.abort(), { once: true });
+    request.send(form);
+  });
+}
+
+/** A multipart upload with progress; resolves with the parsed JSON answer or rejects with an ApiError. */
+export async function upload<T>(url: string, form: FormData, onProgress: (fraction: number) => void, signal?: AbortSignal): Promise<T> {
+  let result = await sendUpload(url, form, onProgress, signal);
+  if (result.status === 401 && accessToken && (await refreshSession())) result = await sendUpload(url, form, onProgress, signal);
+  const response = new Response(result.body || null, {
+    status: result.status,
+    headers: { 'content-type': 'application/json', ...(result.retryAfter ? { 'retry-after': result.retryAfter } : {}) },
+  });
+  if (!response.ok) throw await errorFromResponse(response);
+  return (await response.json()) as T;
+}
+
 export { ApiError };
