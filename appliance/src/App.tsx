@@ -49,6 +49,12 @@ function resolve(path: string): { route: AppRoute; params: Record<string, string
   return null;
 }
 
+/** Starts fetching the page of the address being opened while the session is still being resumed. */
+export function prefetchPage(path: string): void {
+  if (path === '/') return;
+  void resolve(path)?.route.load().catch(() => undefined);
+}
+
 /** Moves focus to the new page's heading after navigation, as a full page load would for a screen reader. */
 function useFocusOnNavigate(path: string): void {
   const [first, setFirst] = useState(true);
