@@ -6,7 +6,8 @@ export default defineConfig({
   target: 'node20',
   platform: 'node',
   outDir: 'dist',
-  clean: true,
+  // The web UI's build (dist/appliance, by Vite) is not tsup's to remove.
+  clean: ['!appliance/**'],
   sourcemap: true,
   splitting: true,
   // Native addons and their loaders stay in node_modules.

@@ -20,6 +20,7 @@ import retrieval from './retrieval/index.js';
 import conversations from './conversations/index.js';
 import chat from './chat/index.js';
 import apiDocs from './api-docs/index.js';
+import webUi from './web-ui/index.js';
 
 /** Feature plugins in boot order: read top to bottom. */
 export const featurePlugins: FastifyPluginAsync[] = [
@@ -44,4 +45,6 @@ export const featurePlugins: FastifyPluginAsync[] = [
   conversations,
   chat,
   apiDocs,
+  // Last: its catch-all GET serves the UI for every path no route above claimed.
+  webUi,
 ];

@@ -75,7 +75,8 @@ class CookieJar {
   }
 }
 
-export async function startIdp(providerNames: string[], accounts: Record<string, IdpAccount>): Promise<TestIdp> {
+/** `origin`: where Hearth runs (its callbacks are registered there); the browser tests pass the real service's. */
+export async function startIdp(providerNames: string[], accounts: Record<string, IdpAccount>, { origin = HEARTH_ORIGIN }: { origin?: string } = {}): Promise<TestIdp> {
   const server = http.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -92,7 +93,7 @@ export async function startIdp(providerNames: string[], accounts: Record<string,
     clients: [{
       client_id: clientId,
       client_secret: clientSecret,
-      redirect_uris: providerNames.map(redirectUriFor),
+      redirect_uris: providerNames.map((name) => `${origin}/api/auth/oidc/${name}/callback`),
       response_types: ['code'],
       grant_types: ['authorization_code'],
       token_endpoint_auth_method: 'client_secret_basic',

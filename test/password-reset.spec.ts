@@ -1,79 +1,15 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SmtpEmailSender } from '../plugins/password-reset/mailer.js';
+import { decodeQuotedPrintable, linkIn, type MailSink, SMTP_PASS, SMTP_USER, smtpEnv as sinkEnv, startMailSink } from './fixtures/mail-sink.js';
 import { cleanupServices, ensureBuilt, exitWithin, listening, startService, tempDir, waitFor } from './fixtures/service-process.js';
 import { TEST_JWT_SECRET, TEST_MFA_KEY, snapshot, startApp, type TestApp } from './helpers.js';
 
-/** A real SMTP server on loopback that keeps every raw mail it receives. */
-interface MailSink {
-  port: number;
-  /** Each mail with its recipients and whether its connection was TLS (implicit or upgraded). */
-  mails: { to: string[]; raw: string; secure: boolean }[];
-  /** While set, the server does not finish accepting a mail until it is resolved. */
-  hold?: Promise<void>;
-  close: () => Promise<void>;
-}
-
-const SMTP_USER = 'hearth-mailer';
-const SMTP_PASS = 'smtp-secret-pass';
-
-async function startMailSink(options: SMTPServerOptions = {}): Promise<MailSink> {
-  const sink = { mails: [] } as unknown as MailSink;
-  const server = new SMTPServer({
-    authOptional: false,
-    allowInsecureAuth: true,
-    disableReverseLookup: true,
-    logger: false,
-    onAuth(auth, _session, callback) {
-      if (auth.username === SMTP_USER && auth.password === SMTP_PASS) return callback(null, { user: auth.username });
-      callback(new Error('bad credentials'));
-    },
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', async () => {
-        await sink.hold;
-        sink.mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8'), secure: session.secure });
-        callback();
-      });
-    },
-    ...options,
-  });
-  // A client that fails its TLS handshake is the test's finding, not an unhandled error of the sink.
-  server.on('error', () => undefined);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  sink.port = (server.server.address() as AddressInfo).port;
-  sink.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
-  return sink;
-}
-
-/** The mail body as text: quoted-printable soft breaks and escapes undone. */
-const decodeQuotedPrintable = (raw: string) =>
-  raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_match, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-
-function linkIn(text: string): { link: string; token: string } {
-  const match = text.match(/(\S*\/reset-password\?token=([A-Za-z0-9_-]+))/);
-  if (!match) throw new Error(`no reset link in:\n${text}`);
-  return { link: match[1], token: match[2] };
-}
-
 const PUBLIC_URL = 'https://hearth.example.test';
-
-const smtpEnv = (sink: MailSink, extra: Record<string, string> = {}) => ({
-  EMAIL_PROVIDER: 'smtp',
-  PUBLIC_URL,
-  SMTP_HOST: '127.0.0.1',
-  SMTP_PORT: String(sink.port),
-  SMTP_FROM: 'Hearth <hearth@example.test>',
-  SMTP_USERNAME: SMTP_USER,
-  SMTP_PASSWORD: SMTP_PASS,
-  ...extra,
-});
+const smtpEnv = (sink: MailSink, extra: Record<string, string> = {}) => sinkEnv(sink, { PUBLIC_URL, ...extra });
 
 const FORGOT_BODY = { message: 'If a local account uses this address, a password reset link has been sent to it.' };
 const INVALID = 'reset_token_invalid';

@@ -12,6 +12,7 @@ const PUBLIC = [
   /^(GET|HEAD) \/api\/auth\/oidc\/:[^/]+\/(login|callback)$/,
   /^POST \/api\/auth\/oidc\/session$/, // the web UI redeems its OIDC handoff cookie here (no token yet)
   /^(GET|HEAD) \/docs$/,
+  /^(GET|HEAD) \/\*$/, // the web UI's files and pages (plugins/web-ui); unknown /api paths stay the API's 404
 ];
 /** Public only when the admin opts in with ENABLE_API_DOCS. */
 const DOCS = [/^(GET|HEAD) \/api\/(openapi\.json|redoc|redoc\/redoc\.standalone\.js|swagger|swagger\/.*)$/];

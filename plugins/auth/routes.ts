@@ -1,40 +1,79 @@
+import cookie from '@fastify/cookie';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireTier } from '../../core/auth/guard.js';
-import { badRequest } from '../../core/errors.js';
+import { badRequest, unauthorized } from '../../core/errors.js';
 import { LIFETIME_KEYS } from '../sessions/service.js';
 import type { UserProfileRow } from '../users/repository.js';
 import { UserView } from '../users/schemas.js';
 import { toUserView } from '../users/service.js';
+import { Type } from 'typebox';
+import { REFRESH_COOKIE, REFRESH_COOKIE_PATH } from './refresh-cookie.js';
 import { AuthSettingsPatch, AuthSettingsView, EmailBody, LoginBody, LoginResult, PasswordChangeBody, RefreshBody, TokenPairView } from './schemas.js';
 
 const viewer = { access: { role: 'viewer' as const } };
 const admin = { access: { role: 'admin' as const } };
+const COOKIE_NOTE =
+  `With the request header \`X-Hearth-Refresh: cookie\` (the web UI) the refresh token is set as the HttpOnly, SameSite=Strict ` +
+  `cookie ${REFRESH_COOKIE} (Path=${REFRESH_COOKIE_PATH}) instead of being returned in the body.`;
 
 export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  // Only for the refresh cookie: no parsing hook, the refresh route reads the header itself.
+  await app.register(cookie, { hook: false });
+
   app.post('/api/auth/login', {
     config: { access: { public: true } },
     schema: {
       summary: 'Log in with username and password',
-      description: 'Returns tokens, or status mfa_required with an mfa_token when TOTP is enrolled.',
+      description: `Returns tokens, or status mfa_required with an mfa_token when TOTP is enrolled. ${COOKIE_NOTE}`,
       tags: ['auth'],
       body: LoginBody,
       response: { 200: LoginResult },
     },
-  }, async (request) => {
-    const pair = await app.auth.login(request.body.username, request.body.password, request.ip);
+  }, async (request, reply) => {
+    const result = await app.auth.login(request.body.username, request.body.password, request.ip);
     request.log.info({ user: app.logPrivacy.user(request.body.username) }, 'login');
-    return pair;
+    return 'mfa_token' in result ? result : app.refreshCookie.deliver(request, reply, result);
   });
 
   app.post('/api/auth/refresh', {
     config: { access: { public: true } },
     schema: {
       summary: 'Exchange a refresh token for a new access token (the refresh token rotates)',
+      description: `Body { refresh_token }, or for the web UI an empty body, the header X-Hearth-Refresh: cookie and the ${REFRESH_COOKIE} cookie (rotated in place). A spent refresh token ends its session.`,
       tags: ['auth'],
       body: RefreshBody,
       response: { 200: TokenPairView },
     },
-  }, async (request) => app.sessions.refresh(request.body.refresh_token));
+  }, async (request, reply) => {
+    const fromCookie = app.refreshCookie.requested(request);
+    const token = request.body.refresh_token ?? (fromCookie ? app.refreshCookie.read(request) : undefined);
+    if (!token) {
+      if (fromCookie) throw unauthorized('No refresh cookie: sign in again');
+      throw badRequest('validation_failed', 'body.refresh_token is required', 'body.refresh_token');
+    }
+    try {
+      return app.refreshCookie.deliver(request, reply, await app.sessions.refresh(token));
+    } catch (error) {
+      // A refused cookie is of no further use to the browser.
+      if (fromCookie) app.refreshCookie.clear(reply);
+      throw error;
+    }
+  });
+
+  app.post('/api/auth/logout', {
+    config: viewer,
+    schema: {
+      summary: 'Sign out: end this login session',
+      description: `Ends the login session of the presented access token: its refresh token and access tokens stop working. Clears the ${REFRESH_COOKIE} cookie.`,
+      tags: ['auth'],
+      response: { 204: Type.Null() },
+    },
+  }, async (request, reply) => {
+    await app.sessions.end(request.principal!);
+    app.refreshCookie.clear(reply);
+    request.log.info({ user: app.logPrivacy.user(request.principal!.id) }, 'logout');
+    return reply.code(204).send(null);
+  });
 
   // A cached profile row lives for the principal cache's second: its view is built once, not per request.
   const views = new WeakMap<UserProfileRow, ReturnType<typeof toUserView>>();
@@ -57,14 +96,15 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: viewer,
     schema: {
       summary: 'Change your own password',
-      description: 'Needs the current password. Ends your other sessions and returns a fresh token pair for this one.',
+      description: `Needs the current password. Ends your other sessions and returns a fresh token pair for this one. ${COOKIE_NOTE}`,
       tags: ['auth'],
       body: PasswordChangeBody,
       response: { 200: TokenPairView },
     },
-  }, async (request) =>
-    app.auth.changePassword(request.principal!.id, request.body.current_password, request.body.new_password, request.ip),
-  );
+  }, async (request, reply) => {
+    const pair = await app.auth.changePassword(request.principal!.id, request.body.current_password, request.body.new_password, request.ip);
+    return app.refreshCookie.deliver(request, reply, pair);
+  });
 
   const currentSettings = () => ({
     access_token_seconds: app.settings.get<number>(LIFETIME_KEYS.access, 900),

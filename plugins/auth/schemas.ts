@@ -13,7 +13,8 @@ const tokenFields = {
   expires_in: Type.Integer({ description: 'Seconds until the access token expires' }),
 };
 
-export const TokenPairView = Type.Object(tokenFields, { $id: 'TokenPair' });
+/** refresh_token is absent only for a client that asked for it as a cookie (`X-Hearth-Refresh: cookie`). */
+export const TokenPairView = Type.Object({ ...tokenFields, refresh_token: Type.Optional(tokenFields.refresh_token) }, { $id: 'TokenPair' });
 
 /** The spec's Login result: tokens, or status mfa_required with an mfa_token. */
 export const LoginResult = Type.Object({
@@ -25,7 +26,8 @@ export const LoginResult = Type.Object({
   mfa_token: Type.Optional(Type.String()),
 });
 
-export const RefreshBody = Type.Object({ refresh_token: Type.String({ minLength: 1, maxLength: 4096 }) }, { additionalProperties: false });
+/** refresh_token is required, except from a client that sends `X-Hearth-Refresh: cookie` (it comes in the cookie). */
+export const RefreshBody = Type.Object({ refresh_token: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })) }, { additionalProperties: false });
 
 export const EmailBody = Type.Object({ email: EmailSchema }, { additionalProperties: false });
 

@@ -1,13 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { requireTier } from '../../core/auth/guard.js';
 import { clock } from '../../core/clock.js';
 import { INVISIBLE_CONTROLS } from '../../core/schemas.js';
-import { badRequest, conflict, HttpError, payloadTooLarge, unsupportedMediaType } from '../../core/errors.js';
+import { badRequest, conflict, HttpError, notFound, payloadTooLarge, unsupportedMediaType } from '../../core/errors.js';
 import { copyFileOwnerOnly } from '../../core/owner-only.js';
 import { type Entitlement, type Tier, tierAtLeast } from '../../core/tiers.js';
 import { detectFileTypeOfFile, OCR_FILE_TYPES, TIER_FOR_TYPE, type DetectedFileType } from '../ingestion/file-type.js';
@@ -100,6 +100,19 @@ export class DocumentsService {
   storagePathOf(document: DocumentRow): string | null {
     if (document.storage_path) return path.join(this.storeDir, path.basename(document.storage_path));
     return document.source_type === 'connector' ? document.source_path : null;
+  }
+
+  /** A document's stored bytes to send to a reader; 404 when the document or its file (a connector's, moved away) is gone. */
+  async openFile(id: string): Promise<{ document: DocumentRow; stream: Readable; size: number }> {
+    const document = await this.repository.findById(id);
+    const file = document && this.storagePathOf(document);
+    if (!document || !file) throw notFound('Document');
+    const handle = await open(file, 'r').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT' || error.code === 'EISDIR') throw notFound('Document file');
+      throw error;
+    });
+    const { size } = await handle.stat();
+    return { document, stream: handle.createReadStream(), size };
   }
 
   async upload(file: Readable, filename: string, uploadedBy: string): Promise<DocumentRow> {
@@ -251,4 +264,13 @@ const INVISIBLE_CONTROL = new RegExp(`[${INVISIBLE_CONTROLS}]`, 'gu');
 export function sanitiseFilename(filename: string): string {
   const base = path.basename(filename.replace(/\\/g, '/')).replace(INVISIBLE_CONTROL, '').trim();
   return (base || 'unnamed').slice(0, 255);
+}
+
+/**
+ * Content-Disposition for a stored file: always an attachment (never rendered as a page of this origin), with an
+ * ASCII fallback name and the exact name in RFC 5987 form.
+ */
+export function attachmentDisposition(filename: string): string {
+  const fallback = filename.replace(/[^\x20-\x7e]|["\\%;]/g, '_');
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
 }

@@ -1,3 +1,4 @@
+import cookie from '@fastify/cookie';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { TokenPairView } from '../auth/schemas.js';
@@ -11,6 +12,9 @@ const ownAccount = { access: { role: 'viewer' as const } };
 const admin = { access: { role: 'admin' as const } };
 
 export const mfaRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  // Only for the refresh cookie: no parsing hook, the refresh route reads the header itself.
+  await app.register(cookie, { hook: false });
+
   app.post('/api/auth/totp/enroll', {
     config: enrolling,
     schema: {
@@ -77,14 +81,14 @@ export const mfaRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { access: { public: true } },
     schema: {
       summary: 'Second login step: the mfa_token from POST /api/auth/login and a TOTP or recovery code',
-      description: 'The token lasts 5 minutes and takes at most 5 wrong codes; after that (or once used) log in again.',
+      description: 'The token lasts 5 minutes and takes at most 5 wrong codes; after that (or once used) log in again. With X-Hearth-Refresh: cookie the refresh token is set as a cookie, as at login.',
       tags: ['auth'],
       body: MfaLoginBody,
       response: { 200: TokenPairView },
     },
-  }, async (request) => {
+  }, async (request, reply) => {
     const { userId, pair } = await app.mfa.completeLogin(request.body.mfa_token, request.body.totp_code, request.ip);
     request.log.info({ event: 'mfa.login', user: app.logPrivacy.user(userId) }, 'login (second factor)');
-    return pair;
+    return app.refreshCookie.deliver(request, reply, pair);
   });
 };

@@ -161,7 +161,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: open,
     schema: {
       summary: 'Redeem a finished OIDC login for a token pair',
-      description: 'The web UI calls this once after the callback redirected it; the handoff cookie is single-use and lasts 60 s. ENTERPRISE.',
+      description: 'The web UI calls this once after the callback redirected it; the handoff cookie is single-use and lasts 60 s. With X-Hearth-Refresh: cookie the refresh token is set as a cookie, as at login. ENTERPRISE.',
       tags: ['oidc'],
       response: { 200: TokenPairView },
     },
@@ -171,6 +171,6 @@ export const oidcRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const code = request.cookies[HANDOFF_COOKIE];
     reply.clearCookie(HANDOFF_COOKIE, { path: SESSION_PATH });
     reply.header('cache-control', 'no-store');
-    return app.oidc.service.redeem(code);
+    return app.refreshCookie.deliver(request, reply, await app.oidc.service.redeem(code));
   });
 };

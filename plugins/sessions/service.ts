@@ -148,6 +148,12 @@ export class SessionService implements IdentityResolver {
     for (const [sessionId, entry] of this.principals) if (entry.principal.id === userId) this.principals.delete(sessionId);
   }
 
+  /** Sign-out: ends one login session, so its refresh token and access tokens stop working. */
+  async end(principal: Principal): Promise<void> {
+    await this.repository.revoke(principal.sessionId, clock.now());
+    this.principals.delete(principal.sessionId);
+  }
+
   async revokeAll(): Promise<number> {
     const now = clock.now();
     await this.settings.set({ [GLOBAL_WATERMARK_KEY]: now });
