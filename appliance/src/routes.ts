@@ -39,12 +39,12 @@ export const routes: AppRoute[] = [
   { path: '/search', title: 'Search', access: viewer, load: () => import('./search/SearchPage'), nav: { label: 'Search', section: 'Ask' } },
 
   { path: '/documents', title: 'Documents', access: viewer, load: () => import('./documents/DocumentsPage'), nav: { label: 'Documents', section: 'Library' } },
-  { path: '/connectors', title: 'Connectors', access: viewer, load: placeholder, nav: { label: 'Connectors', section: 'Library' } },
-  { path: '/integrations', title: 'Integrations', access: viewer, load: placeholder, nav: { label: 'Integrations', section: 'Library' } },
+  { path: '/connectors', title: 'Connectors', access: viewer, load: () => import('./connectors/ConnectorsPage'), nav: { label: 'Connectors', section: 'Library' } },
+  { path: '/integrations', title: 'Integrations', access: viewer, load: () => import('./integrations/IntegrationsPage'), nav: { label: 'Integrations', section: 'Library' } },
 
-  { path: '/jobs', title: 'Jobs', access: viewer, load: placeholder, nav: { label: 'Jobs', section: 'System' } },
-  { path: '/index', title: 'Search index', access: viewer, load: placeholder, nav: { label: 'Search index', section: 'System' } },
-  { path: '/system', title: 'Health, hardware and models', access: viewer, load: placeholder, nav: { label: 'Health & hardware', section: 'System' } },
+  { path: '/jobs', title: 'Jobs', access: viewer, load: () => import('./jobs/JobsPage'), nav: { label: 'Jobs', section: 'System' } },
+  { path: '/index', title: 'Search index', access: viewer, load: () => import('./search-index/IndexPage'), nav: { label: 'Search index', section: 'System' } },
+  { path: '/system', title: 'Health, hardware and models', access: viewer, load: () => import('./system/SystemPage'), nav: { label: 'Health & hardware', section: 'System' } },
   { path: '/account', title: 'My account', access: viewer, load: placeholder, nav: { label: 'My account', section: 'System' } },
 
   { path: '/admin/users', title: 'Users', access: admin, load: placeholder, nav: { label: 'Users', section: 'Admin' } },
