@@ -45,9 +45,9 @@ export const routes: AppRoute[] = [
   { path: '/jobs', title: 'Jobs', access: viewer, load: () => import('./jobs/JobsPage'), nav: { label: 'Jobs', section: 'System' } },
   { path: '/index', title: 'Search index', access: viewer, load: () => import('./search-index/IndexPage'), nav: { label: 'Search index', section: 'System' } },
   { path: '/system', title: 'Health, hardware and models', access: viewer, load: () => import('./system/SystemPage'), nav: { label: 'Health & hardware', section: 'System' } },
-  { path: '/account', title: 'My account', access: viewer, load: placeholder, nav: { label: 'My account', section: 'System' } },
+  { path: '/account', title: 'My account', access: viewer, load: () => import('./account/AccountPage'), nav: { label: 'My account', section: 'System' } },
 
-  { path: '/admin/users', title: 'Users', access: admin, load: placeholder, nav: { label: 'Users', section: 'Admin' } },
+  { path: '/admin/users', title: 'Users', access: admin, load: () => import('./users/UsersPage'), nav: { label: 'Users', section: 'Admin' } },
   { path: '/admin/sign-in', title: 'Sign-in and sessions', access: admin, load: placeholder, nav: { label: 'Sign-in & sessions', section: 'Admin' } },
   { path: '/admin/sso', title: 'Single sign-on', access: { role: 'admin', tier: 'ENTERPRISE' }, load: placeholder, nav: { label: 'Single sign-on', section: 'Admin' } },
   { path: '/admin/branding', title: 'Branding', access: admin, load: placeholder, nav: { label: 'Branding', section: 'Admin' } },
