@@ -4,6 +4,7 @@ import type { Tier, User } from '../api/types';
 import { Alert } from '../components/Alert';
 import { TextField } from '../components/Field';
 import { formErrors } from '../components/form-errors';
+import { LockedBadge } from '../components/LockedBadge';
 import { useSubmit } from '../components/useSubmit';
 import { tierAtLeast, userChanged } from '../session/session';
 import { confirmEnrolment, disableTotp, type Enrolment, me, startEnrolment, svgImageUrl } from './api';
@@ -122,7 +123,7 @@ export function TotpSection({ user, tier }: { user: User; tier: Tier }) {
         </div>
       ) : (
         <p class="locked">
-          <span class="badge badge-locked">ENTERPRISE</span> Setting it up needs the ENTERPRISE plan.
+          Setting it up needs the ENTERPRISE plan. <LockedBadge tier="ENTERPRISE" />
         </p>
       )}
     </div>

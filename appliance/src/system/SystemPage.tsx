@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { messageOf } from '../api/errors';
 import { Alert } from '../components/Alert';
-import { formatBytes } from '../components/format';
+import { formatBytes, formatDuration } from '../components/format';
 import { Meter } from '../components/Meter';
 import { type ComponentStatus, type Hardware, hardware, health, type HealthReport, type ModelInfo, modelInfo } from './api';
 import './system.css';
@@ -14,13 +14,6 @@ const OVERALL: Record<HealthReport['status'], [string, string]> = {
   degraded: ['Degraded: some parts are missing or failing', 'badge-warning'],
   error: ['Failing: the database does not answer', 'badge-error'],
 };
-
-function uptime(seconds: number): string {
-  const days = Math.floor(seconds / 86400);
-  const hours = Math.floor((seconds % 86400) / 3600);
-  const minutes = Math.floor((seconds % 3600) / 60);
-  return days ? `${days} d ${hours} h` : hours ? `${hours} h ${minutes} min` : `${minutes} min`;
-}
 
 /** Loads one section; each fails on its own, so a slow hardware probe does not hide the health report. */
 function useSection<T>(load: () => Promise<T>, reload: number): { value: T | null; error: string | null } {
@@ -41,7 +34,7 @@ function HealthSection({ report }: { report: HealthReport }) {
   return (
     <>
       <p>
-        <span class={`badge ${badge}`}>{report.status.toUpperCase()}</span> {text}. Version {report.version}, up {uptime(report.uptime_seconds)}.
+        <span class={`badge ${badge}`}>{report.status.toUpperCase()}</span> {text}. Version {report.version}, up {formatDuration(report.uptime_seconds)}.
       </p>
       <div class="table-wrap">
         <table class="components">
