@@ -99,6 +99,8 @@ function LogoForm({ current }: { current: Branding }) {
   const [preview, setPreview] = useState<string | null>(null);
   const [progress, setProgress] = useState(0);
   const [done, setDone] = useState(false);
+  // A new key empties the file input once its file is uploaded.
+  const [uploads, setUploads] = useState(0);
   const inputId = useId();
   useEffect(() => {
     if (!file) return setPreview(null);
@@ -112,6 +114,7 @@ function LogoForm({ current }: { current: Branding }) {
     (value) => {
       branding.set({ ...DEFAULT_BRANDING, ...value });
       setFile(null);
+      setUploads((n) => n + 1);
       setDone(true);
     },
   );
@@ -126,7 +129,7 @@ function LogoForm({ current }: { current: Branding }) {
       </div>
       <div class="field">
         <label for={inputId}>Logo image</label>
-        <input id={inputId} type="file" accept={LOGO_TYPES} aria-describedby={`${inputId}-hint`} onChange={(event) => setFile(event.currentTarget.files?.[0] ?? null)} />
+        <input key={uploads} id={inputId} type="file" accept={LOGO_TYPES} aria-describedby={`${inputId}-hint`} onChange={(event) => setFile(event.currentTarget.files?.[0] ?? null)} />
         <p class="hint" id={`${inputId}-hint`}>
           PNG, JPEG, WebP, GIF or SVG up to 2 MiB; stored as a PNG of at most 512 × 512 pixels.
         </p>

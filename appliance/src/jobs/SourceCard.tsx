@@ -37,8 +37,9 @@ export function SourceCard({ name, enabled, children, job, lastAt, noun, canRun,
       {(canRun || canManage) && (
         <div class="actions">
           {canRun && (
-            <button type="button" class="button-primary button-small" disabled={!enabled || running} onClick={onRun} aria-label={`${capitalised(noun)} ${name}`}>
+            <button type="button" class="button-primary button-small" disabled={!enabled || running} onClick={onRun}>
               {running ? `${capitalised(noun)} running…` : `${capitalised(noun)} now`}
+              <span class="visually-hidden"> {name}</span>
             </button>
           )}
           {canManage && (

@@ -7,7 +7,7 @@ import { SelectField, TextField } from '../components/Field';
 import { formErrors } from '../components/form-errors';
 import { FormButtons } from '../components/FormButtons';
 import { useSubmit } from '../components/useSubmit';
-import { ROLES, type UserChange, updateUser } from './api';
+import { ROLES, ROLES_HINT, type UserChange, updateUser } from './api';
 
 export type UserAction = 'clear-totp' | 'revoke' | 'delete';
 
@@ -59,7 +59,7 @@ export function ManageUser({ user, isSelf, onChanged, onAction, onClose }: Props
       <div class="stack">
         {isSelf && <Alert kind="info">This is your own account. Lowering your role ends your access to this page.</Alert>}
         <UserField user={user} field="body.role" label="Change role" change={() => ({ role })} onChanged={onChanged}>
-          {(error) => <SelectField label="Role" value={role} onValue={setRole} options={ROLES} error={error} />}
+          {(error) => <SelectField label="Role" value={role} onValue={setRole} options={ROLES} hint={ROLES_HINT} error={error} />}
         </UserField>
         <UserField user={user} field="body.email" label="Save email" change={() => ({ email: email.trim() || null })} onChanged={onChanged}>
           {(error) => <TextField label="Email" type="email" autoComplete="off" value={email} onValue={setEmail} hint="Empty removes it." error={error} />}

@@ -6,7 +6,7 @@ import { SelectField, TextField } from '../components/Field';
 import { formErrors } from '../components/form-errors';
 import { FormButtons } from '../components/FormButtons';
 import { useSubmit } from '../components/useSubmit';
-import { createUser, ROLES } from './api';
+import { createUser, ROLES, ROLES_HINT } from './api';
 
 const FIELDS = ['body.username', 'body.password', 'body.role', 'body.email'];
 
@@ -45,7 +45,7 @@ export function NewUserForm({ onSaved, onClose }: { onSaved: (user: User) => voi
           hint="At least 12 characters; not the username. Tell it to the user through a safe channel."
           error={errors.field('body.password')}
         />
-        <SelectField label="Role" value={role} onValue={setRole} options={ROLES} error={errors.field('body.role')} />
+        <SelectField label="Role" value={role} onValue={setRole} options={ROLES} hint={ROLES_HINT} error={errors.field('body.role')} />
         <TextField label="Email (optional)" type="email" autoComplete="off" value={email} onValue={setEmail} hint="For password reset links." error={errors.field('body.email')} />
         <FormButtons busy={busy} label="Create user" onCancel={onClose} />
       </form>

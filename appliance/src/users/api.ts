@@ -21,7 +21,9 @@ export const clearTotp = (id: string) => api<void>(`${one(id)}/totp`, { method: 
 export const revokeSessions = (username: string) => api<{ revoked_before: string }>(`/api/admin/auth/users/${encodeURIComponent(username)}/sessions`, { method: 'DELETE' });
 
 export const ROLES: [Role, string][] = [
-  ['viewer', 'Viewer: asks and searches'],
-  ['editor', 'Editor: also uploads, scans and syncs'],
-  ['admin', 'Admin: also manages users and settings'],
+  ['viewer', 'Viewer'],
+  ['editor', 'Editor'],
+  ['admin', 'Admin'],
 ];
+
+export const ROLES_HINT = 'Viewers ask and search; editors also upload, scan and sync; admins also manage users and settings.';
