@@ -30,12 +30,16 @@ const SVG_LOGO = '<svg xmlns="http://www.w3.org/2000/svg" width="120" height="60
 /** Every page this suite owns, for the axe and screenshot passes. */
 const PAGES = ['/connectors', '/integrations', '/jobs', '/index', '/system', '/account', '/admin/users', '/admin/sign-in', '/admin/sso', '/admin/branding', '/admin/licence'];
 const JOURNEY_MS = 180_000;
+/** The chunks of this suite's pages (Vite names a lazy chunk after its module). */
+const LAZY_PAGES = /\/(Connectors|Integrations|Jobs|Index|System|Account|Users|AuthSettings|Sso|Branding|Licence)Page-[^/]*\.js$/;
 
 let harness: Harness;
 let docsRoot: string;
 let admin: WatchedPage;
 /** A loopback port nothing listens on: the website and the identity provider are unreachable, and say so. */
 let closedPort: number;
+/** Every script the admin's page requested, in order. */
+const scripts: string[] = [];
 
 const shot = (route: string) => route.slice(1).replace(/\//g, '-');
 
@@ -104,8 +108,13 @@ afterAll(async () => {
 describe('the admin journey in the browser', () => {
   it('first sign-in with the default password shows the banner, and changing it there removes it', async () => {
     const { page } = admin;
+    // The first load fetches none of the admin pages: they are loaded on first visit.
+    page.on('request', (request) => request.resourceType() === 'script' && scripts.push(new URL(request.url()).pathname));
     await page.goto('/');
     await page.waitForURL('**/sign-in');
+    await page.getByLabel('Username', { exact: true }).waitFor();
+    expect(scripts.length).toBeGreaterThan(0);
+    expect(scripts.filter((script) => LAZY_PAGES.test(script))).toEqual([]);
     await signIn(page, 'admin', DEFAULT_PASSWORD);
     await page.getByRole('heading', { name: 'Change the default admin password' }).waitFor();
     await page.getByRole('button', { name: 'Change it now' }).click();
@@ -176,6 +185,8 @@ describe('the admin journey in the browser', () => {
     const { page } = admin;
     await page.getByRole('link', { name: 'Connectors' }).click();
     await page.getByRole('heading', { level: 1, name: 'Connectors' }).waitFor();
+    // Its own chunk, fetched now (an eager import would have put it in the first load's bundle instead).
+    expect(scripts.filter((script) => /\/ConnectorsPage-[^/]*\.js$/.test(script))).toHaveLength(1);
     await page.getByRole('button', { name: 'New connector' }).click();
     await page.getByLabel('Name', { exact: true }).fill('Handbooks');
     await page.getByLabel('Folder', { exact: true }).fill(path.join(docsRoot, 'handbooks'));
@@ -221,6 +232,7 @@ describe('the admin journey in the browser', () => {
     const { page } = admin;
     await visit(page, '/jobs', 'Jobs');
     expect(await page.getByRole('heading', { name: 'Connector scan' }).count()).toBeGreaterThan(0);
+    await page.getByText('of Handbooks').waitFor();
     expect(await page.getByRole('heading', { name: 'Website sync' }).count()).toBeGreaterThan(0);
     await check(admin, 'jobs');
 
@@ -333,6 +345,21 @@ describe('the admin journey in the browser', () => {
       await check(dark, `${shot(route)}-dark`);
     }
     await dark.page.context().close();
+  }, JOURNEY_MS);
+
+  it('lets an editor scan and rebuild, but not manage connectors or users', async () => {
+    const editor = await openPage(harness);
+    const { page } = editor;
+    await signIn(page, EDITOR.username, EDITOR.password);
+    await visit(page, '/connectors', 'Connectors');
+    await page.getByRole('button', { name: 'Scan now Handbooks' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Scan all' }).count()).toBe(1);
+    for (const name of ['New connector', 'Edit Handbooks', 'Delete Handbooks']) expect(await page.getByRole('button', { name }).count(), name).toBe(0);
+    await visit(page, '/index', 'Search index');
+    expect(await page.getByRole('button', { name: 'Rebuild the index' }).count()).toBe(1);
+    expect(await page.getByRole('link', { name: 'Users' }).count()).toBe(0);
+    await check(editor, 'connectors-editor');
+    await page.context().close();
   }, JOURNEY_MS);
 
   it('keeps a viewer out of admin pages and actions, and lets them enrol and remove TOTP', async () => {

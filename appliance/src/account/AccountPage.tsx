@@ -43,7 +43,7 @@ export default function AccountPage() {
         <dd>{user.auth_source === 'oidc' ? 'Single sign-on' : 'A password'}</dd>
       </dl>
       <section class="stack" aria-labelledby="email-title">
-        <h2 id="email-title">Email</h2>
+        <h2 id="email-title">Email address</h2>
         <EmailForm email={user.email} />
       </section>
       {user.auth_source === 'local' && (

@@ -50,7 +50,7 @@ function LifetimesForm({ settings, enterprise, onSaved }: { settings: AuthSettin
       <TextField label="Refresh token lifetime (seconds)" type="number" inputMode="numeric" required value={refresh} onValue={setRefresh} hint={lifetimeHint(refresh, REFRESH_RANGE)} error={errors.field('body.refresh_token_seconds')} />
       <fieldset class="stack" disabled={!enterprise}>
         <legend>
-          Shorter lifetimes for admins
+          Admin lifetimes
           {!enterprise && <LockedBadge tier="ENTERPRISE" />}
         </legend>
         {!enterprise && <p class="hint">Separate lifetimes for admin accounts need the ENTERPRISE plan.</p>}

@@ -3,7 +3,6 @@ import { messageOf } from '../api/errors';
 import type { Job } from '../api/types';
 import { Alert } from '../components/Alert';
 import { ConfirmDialog } from '../components/ConfirmDialog';
-import { formatDate } from '../components/format';
 import { SourceCard } from '../jobs/SourceCard';
 import { useLatestJobs } from '../jobs/useLatestJobs';
 import { roleAtLeast, session } from '../session/session';
@@ -24,8 +23,8 @@ export default function ConnectorsPage() {
   const [editing, setEditing] = useState<Editing>(null);
   const [reload, setReload] = useState(0);
   const refresh = () => setReload((n) => n + 1);
-  // A finished scan changed the document count and the last scan time.
-  const { jobs, track } = useLatestJobs(SCAN_JOB_TYPE, connectorOf, refresh);
+  // A finished scan changed the document count and the last scan time; its card now says how it went.
+  const { jobs, track } = useLatestJobs(SCAN_JOB_TYPE, connectorOf, () => (setNotice(null), refresh()));
 
   useEffect(() => {
     let cancelled = false;
@@ -96,8 +95,6 @@ export default function ConnectorsPage() {
               <dd>{connector.include.length ? connector.include.join(', ') : 'Every supported type'}</dd>
               <dt>Documents</dt>
               <dd>{connector.document_count}</dd>
-              <dt>Last scan</dt>
-              <dd>{connector.last_scan_at ? formatDate(connector.last_scan_at) : 'Never'}</dd>
             </SourceCard>
           ))}
         </ul>

@@ -2,7 +2,6 @@ import { useEffect, useState } from 'preact/hooks';
 import { messageOf } from '../api/errors';
 import { Alert } from '../components/Alert';
 import { ConfirmDialog } from '../components/ConfirmDialog';
-import { formatDate } from '../components/format';
 import { Pagination } from '../components/Pagination';
 import { SourceCard } from '../jobs/SourceCard';
 import { useLatestJobs } from '../jobs/useLatestJobs';
@@ -25,7 +24,7 @@ export default function IntegrationsPage() {
   const [editing, setEditing] = useState<Editing>(null);
   const [reload, setReload] = useState(0);
   const refresh = () => setReload((n) => n + 1);
-  const { jobs, track } = useLatestJobs(SYNC_JOB_TYPE, integrationOf, refresh);
+  const { jobs, track } = useLatestJobs(SYNC_JOB_TYPE, integrationOf, () => (setNotice(null), refresh()));
 
   useEffect(() => {
     let cancelled = false;
@@ -102,8 +101,6 @@ export default function IntegrationsPage() {
               <dd>{integration.credentials_set ? 'Credentials set' : 'None'}</dd>
               <dt>Documents</dt>
               <dd>{integration.document_count}</dd>
-              <dt>Last sync</dt>
-              <dd>{integration.last_sync_at ? formatDate(integration.last_sync_at) : 'Never'}</dd>
             </SourceCard>
           ))}
         </ul>

@@ -33,7 +33,7 @@ export function JobProgress({ job, label = jobTypeLabel(job.type) }: Props) {
         <span role="status">
           <JobState job={job} />
         </span>
-        {counted(job) && <span class="muted">{counted(job)}</span>}
+        {!finished && counted(job) && <span class="muted">{counted(job)}</span>}
         {finished && job.finished_at && <span class="muted">{formatDate(job.finished_at)}</span>}
       </div>
       {!finished && <ProgressBar label={`${label}: progress`} value={job.state === 'queued' ? null : fraction} />}

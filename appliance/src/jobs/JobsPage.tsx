@@ -7,6 +7,8 @@ import { formatDate } from '../components/format';
 import { Pagination } from '../components/Pagination';
 import { roleAtLeast, session } from '../session/session';
 import { useStore } from '../store';
+import { listConnectors } from '../connectors/api';
+import { listIntegrations } from '../integrations/api';
 import { cancelJob, isFinished, JOB_TYPE_LABEL, jobTypeLabel, listJobs } from './api';
 import { JobProgress } from './JobProgress';
 
@@ -16,13 +18,24 @@ const POLL_MS = 1500;
 const STATES: [JobState | '', string][] = [['', 'Any state'], ['queued', 'Queued'], ['running', 'Running'], ['succeeded', 'Succeeded'], ['failed', 'Failed'], ['cancelled', 'Cancelled']];
 const TYPES: [string, string][] = [['', 'Any type'], ...Object.entries(JOB_TYPE_LABEL)];
 
-/** What a job is about, from its subject ids (the names live on their own pages). */
-function subjectText(job: Job): string | null {
+/** What a job is about: the connector or website its subject names by id, or how many documents. */
+function subjectText(job: Job, names: Map<string, string>): string | null {
   const subject = job.subject ?? {};
-  if (typeof subject.connector_id === 'string') return 'a connector';
-  if (typeof subject.integration_id === 'string') return 'a website';
+  if (typeof subject.connector_id === 'string') return names.get(subject.connector_id) ?? 'a connector';
+  if (typeof subject.integration_id === 'string') return names.get(subject.integration_id) ?? 'a website';
   if (Array.isArray(subject.document_ids)) return `${subject.document_ids.length} document${subject.document_ids.length === 1 ? '' : 's'}`;
   return null;
+}
+
+/** The names of the connectors and websites, for the jobs that hold only their ids; a job reads fine without. */
+function useSourceNames(): Map<string, string> {
+  const [names, setNames] = useState(new Map<string, string>());
+  useEffect(() => {
+    Promise.all([listConnectors().catch(() => ({ connectors: [] })), listIntegrations(0).catch(() => ({ integrations: [] }))]).then(([connectors, integrations]) =>
+      setNames(new Map([...connectors.connectors, ...integrations.integrations].map((source): [string, string] => [source.id, source.name]))),
+    );
+  }, []);
+  return names;
 }
 
 export default function JobsPage() {
@@ -34,6 +47,7 @@ export default function JobsPage() {
   const [page, setPage] = useState<{ jobs: Job[]; total: number } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [reload, setReload] = useState(0);
+  const names = useSourceNames();
 
   useEffect(() => {
     let cancelled = false;
@@ -74,12 +88,12 @@ export default function JobsPage() {
       {page === null && !error && <p class="loading">Loading…</p>}
       {page?.jobs.length === 0 && <p class="muted">No jobs{state || type ? ' match these filters' : ' yet'}.</p>}
       {page && page.jobs.length > 0 && (
-        <ul class="job-list" aria-label="Jobs">
+        <ul class="card-list" aria-label="Jobs">
           {page.jobs.map((job) => (
             <li key={job.id} class="card">
               <div class="card-head">
                 <h2 class="card-title">{jobTypeLabel(job.type)}</h2>
-                {subjectText(job) && <span class="muted">of {subjectText(job)}</span>}
+                {subjectText(job, names) && <span class="muted">of {subjectText(job, names)}</span>}
                 <span class="muted">started {formatDate(job.started_at ?? job.created_at)}</span>
                 {canCancel && !isFinished(job) && (
                   <button type="button" class="button-secondary button-small card-action" onClick={() => void cancel(job)} aria-label={`Cancel the ${jobTypeLabel(job.type).toLowerCase()} started ${formatDate(job.created_at)}`}>

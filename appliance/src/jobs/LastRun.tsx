@@ -22,7 +22,7 @@ export function LastRun({ job, lastAt, noun, subject }: Props) {
       {job ? (
         <JobProgress job={job} label={`${noun[0].toUpperCase()}${noun.slice(1)} of ${subject}`} />
       ) : (
-        <p class="muted">{lastAt ? `Completed ${formatDate(lastAt)}; its details are kept only until the service restarts.` : `Never run yet.`}</p>
+        <p class="muted">{lastAt ? `Completed ${formatDate(lastAt)}.` : `Never run yet.`}</p>
       )}
     </div>
   );

@@ -37,7 +37,7 @@ function HealthSection({ report }: { report: HealthReport }) {
         <span class={`badge ${badge}`}>{report.status.toUpperCase()}</span> {text}. Version {report.version}, up {formatDuration(report.uptime_seconds)}.
       </p>
       <div class="table-wrap">
-        <table class="components">
+        <table class="components table-cards">
           <caption class="visually-hidden">Components</caption>
           <thead>
             <tr>
@@ -51,11 +51,13 @@ function HealthSection({ report }: { report: HealthReport }) {
             {Object.entries(report.components).map(([name, component]) => (
               <tr key={name}>
                 <th scope="row">{COMPONENT_LABEL[name] ?? name}</th>
-                <td>
+                <td data-label="Status">
                   <span class={`badge ${STATUS_BADGE[component.status]}`}>{STATUS_LABEL[component.status]}</span>
                 </td>
-                <td>{Math.round(component.latency_ms)} ms</td>
-                <td class="untrusted">{component.detail ?? ''}</td>
+                <td data-label="Check took">{Math.round(component.latency_ms)} ms</td>
+                <td data-label="Detail" class="untrusted">
+                  {component.detail}
+                </td>
               </tr>
             ))}
           </tbody>
