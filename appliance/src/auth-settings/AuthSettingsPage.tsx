@@ -1,5 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
-import { messageOf } from '../api/errors';
+import { useState } from 'preact/hooks';
 import { Alert } from '../components/Alert';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { CheckboxField, TextField } from '../components/Field';
@@ -7,6 +6,7 @@ import { formErrors } from '../components/form-errors';
 import { formatDuration } from '../components/format';
 import { FormButtons } from '../components/FormButtons';
 import { LockedBadge } from '../components/LockedBadge';
+import { useLoad } from '../components/useLoad';
 import { useSubmit } from '../components/useSubmit';
 import { session, sessionEnded, tierAtLeast } from '../session/session';
 import { useStore } from '../store';
@@ -70,13 +70,8 @@ function LifetimesForm({ settings, enterprise, onSaved }: { settings: AuthSettin
 /** Token lifetimes and the sign-everyone-out switch (admin). */
 export default function AuthSettingsPage() {
   const { tier } = useStore(session);
-  const [settings, setSettings] = useState<AuthSettings | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { value: settings, error, set: setSettings } = useLoad(authSettings);
   const [confirming, setConfirming] = useState(false);
-
-  useEffect(() => {
-    authSettings().then(setSettings, (caught) => setError(messageOf(caught)));
-  }, []);
 
   return (
     <section class="page stack">

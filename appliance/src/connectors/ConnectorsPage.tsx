@@ -1,8 +1,9 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { messageOf } from '../api/errors';
 import type { Job } from '../api/types';
 import { Alert } from '../components/Alert';
 import { ConfirmDialog } from '../components/ConfirmDialog';
+import { useLoad } from '../components/useLoad';
 import { SourceCard } from '../jobs/SourceCard';
 import { useLatestJobs } from '../jobs/useLatestJobs';
 import { roleAtLeast, session } from '../session/session';
@@ -17,23 +18,15 @@ export default function ConnectorsPage() {
   const { user } = useStore(session);
   const canScan = roleAtLeast(user?.role, 'editor');
   const canManage = roleAtLeast(user?.role, 'admin');
-  const [connectors, setConnectors] = useState<Connector[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const list = useLoad(listConnectors);
+  const connectors = list.value?.connectors ?? null;
+  const [failure, setError] = useState<string | null>(null);
+  const error = failure ?? list.error;
   const [notice, setNotice] = useState<string | null>(null);
   const [editing, setEditing] = useState<Editing>(null);
-  const [reload, setReload] = useState(0);
-  const refresh = () => setReload((n) => n + 1);
+  const refresh = list.reload;
   // A finished scan changed the document count and the last scan time; its card now says how it went.
   const { jobs, track } = useLatestJobs(SCAN_JOB_TYPE, connectorOf, () => (setNotice(null), refresh()));
-
-  useEffect(() => {
-    let cancelled = false;
-    listConnectors().then(
-      (page) => !cancelled && (setConnectors(page.connectors), setError(null)),
-      (caught) => !cancelled && setError(messageOf(caught)),
-    );
-    return () => void (cancelled = true);
-  }, [reload]);
 
   const run = async (start: () => Promise<Job | Job[]>, done: string) => {
     setError(null);

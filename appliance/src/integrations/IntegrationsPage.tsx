@@ -1,7 +1,8 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { messageOf } from '../api/errors';
 import { Alert } from '../components/Alert';
 import { ConfirmDialog } from '../components/ConfirmDialog';
+import { useLoad } from '../components/useLoad';
 import { Pagination } from '../components/Pagination';
 import { SourceCard } from '../jobs/SourceCard';
 import { useLatestJobs } from '../jobs/useLatestJobs';
@@ -17,23 +18,15 @@ export default function IntegrationsPage() {
   const { user } = useStore(session);
   const canSync = roleAtLeast(user?.role, 'editor');
   const canManage = roleAtLeast(user?.role, 'admin');
-  const [page, setPage] = useState<{ integrations: Integration[]; total: number } | null>(null);
   const [offset, setOffset] = useState(0);
-  const [error, setError] = useState<string | null>(null);
+  const list = useLoad(() => listIntegrations(offset), [offset]);
+  const page = list.value;
+  const [failure, setError] = useState<string | null>(null);
+  const error = failure ?? list.error;
   const [notice, setNotice] = useState<string | null>(null);
   const [editing, setEditing] = useState<Editing>(null);
-  const [reload, setReload] = useState(0);
-  const refresh = () => setReload((n) => n + 1);
+  const refresh = list.reload;
   const { jobs, track } = useLatestJobs(SYNC_JOB_TYPE, integrationOf, () => (setNotice(null), refresh()));
-
-  useEffect(() => {
-    let cancelled = false;
-    listIntegrations(offset).then(
-      (result) => !cancelled && (setPage(result), setError(null)),
-      (caught) => !cancelled && setError(messageOf(caught)),
-    );
-    return () => void (cancelled = true);
-  }, [offset, reload]);
 
   const sync = async (integration: Integration) => {
     setError(null);

@@ -3,6 +3,7 @@ import { messageOf } from '../api/errors';
 import type { Job, JobState } from '../api/types';
 import { Alert } from '../components/Alert';
 import { SelectField } from '../components/Field';
+import { useLoad } from '../components/useLoad';
 import { formatDate } from '../components/format';
 import { Pagination } from '../components/Pagination';
 import { roleAtLeast, session } from '../session/session';
@@ -44,25 +45,17 @@ export default function JobsPage() {
   const [state, setState] = useState<JobState | ''>('');
   const [type, setType] = useState('');
   const [offset, setOffset] = useState(0);
-  const [page, setPage] = useState<{ jobs: Job[]; total: number } | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [reload, setReload] = useState(0);
+  const list = useLoad(() => listJobs({ state: state || undefined, type: type || undefined, limit: PAGE_SIZE, offset }), [state, type, offset]);
+  const page = list.value;
+  const [failure, setError] = useState<string | null>(null);
+  const error = failure ?? list.error;
   const names = useSourceNames();
-
-  useEffect(() => {
-    let cancelled = false;
-    listJobs({ state: state || undefined, type: type || undefined, limit: PAGE_SIZE, offset }).then(
-      (result) => !cancelled && (setPage(result), setError(null)),
-      (caught) => !cancelled && setError(messageOf(caught)),
-    );
-    return () => void (cancelled = true);
-  }, [state, type, offset, reload]);
 
   // While a listed job is still queued or running, the list is read again.
   const running = page?.jobs.some((job) => !isFinished(job)) ?? false;
   useEffect(() => {
     if (!running) return;
-    const timer = setTimeout(() => setReload((n) => n + 1), POLL_MS);
+    const timer = setTimeout(list.reload, POLL_MS);
     return () => clearTimeout(timer);
   }, [running, page]);
 
@@ -72,7 +65,7 @@ export default function JobsPage() {
     } catch (caught) {
       setError(messageOf(caught));
     }
-    setReload((n) => n + 1);
+    list.reload();
   };
 
   const filter = <T,>(set: (value: T) => void) => (value: T) => (set(value), setOffset(0));

@@ -1,11 +1,11 @@
-import { useEffect, useState } from 'preact/hooks';
-import { messageOf } from '../api/errors';
+import { useState } from 'preact/hooks';
 import type { Tier } from '../api/types';
 import { Alert } from '../components/Alert';
 import { TextAreaField } from '../components/Field';
 import { formErrors } from '../components/form-errors';
 import { formatBytes, formatDate } from '../components/format';
 import { Meter } from '../components/Meter';
+import { useLoad } from '../components/useLoad';
 import { useSubmit } from '../components/useSubmit';
 import { tierChanged } from '../session/session';
 import { applyLicence, licence, type LicenceView } from './api';
@@ -57,13 +57,8 @@ function ApplyForm({ onApplied }: { onApplied: (view: LicenceView) => void }) {
 
 /** The plan in force, usage against its limits, and applying a key (admin). */
 export default function LicencePage() {
-  const [view, setView] = useState<LicenceView | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { value: view, error, set: setView } = useLoad(licence);
   const [applied, setApplied] = useState(false);
-
-  useEffect(() => {
-    licence().then(setView, (caught) => setError(messageOf(caught)));
-  }, []);
 
   return (
     <section class="page stack">

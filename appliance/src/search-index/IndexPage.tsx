@@ -1,33 +1,27 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { messageOf } from '../api/errors';
 import { Alert } from '../components/Alert';
+import { useLoad } from '../components/useLoad';
 import { formatBytes, formatDate } from '../components/format';
 import { isFinished } from '../jobs/api';
 import { JobProgress } from '../jobs/JobProgress';
 import { useLatestJobs } from '../jobs/useLatestJobs';
 import { roleAtLeast, session } from '../session/session';
 import { useStore } from '../store';
-import { type IndexStats, indexStats, REBUILD_JOB_TYPE, rebuildIndex, theIndex } from './api';
+import { indexStats, REBUILD_JOB_TYPE, rebuildIndex, theIndex } from './api';
 
 /** The search index's figures, and (editors) a rebuild of the vectors from the stored chunks. */
 export default function IndexPage() {
   const { user } = useStore(session);
   const canRebuild = roleAtLeast(user?.role, 'editor');
-  const [stats, setStats] = useState<IndexStats | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [reload, setReload] = useState(0);
-  const { jobs, track } = useLatestJobs(REBUILD_JOB_TYPE, theIndex, () => setReload((n) => n + 1));
+  const loaded = useLoad(indexStats);
+  const stats = loaded.value;
+  const [failure, setError] = useState<string | null>(null);
+  const error = failure ?? loaded.error;
+  // A finished rebuild changed the figures.
+  const { jobs, track } = useLatestJobs(REBUILD_JOB_TYPE, theIndex, loaded.reload);
   const job = jobs.get('index');
   const rebuilding = !!job && !isFinished(job);
-
-  useEffect(() => {
-    let cancelled = false;
-    indexStats().then(
-      (value) => !cancelled && (setStats(value), setError(null)),
-      (caught) => !cancelled && setError(messageOf(caught)),
-    );
-    return () => void (cancelled = true);
-  }, [reload]);
 
   const rebuild = async () => {
     setError(null);

@@ -1,7 +1,8 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { messageOf } from '../api/errors';
 import { Alert } from '../components/Alert';
 import { ConfirmDialog } from '../components/ConfirmDialog';
+import { useLoad } from '../components/useLoad';
 import { deleteProvider, listProviders, type Provider, type ProviderTest, testProvider } from './api';
 import { ProviderForm } from './ProviderForm';
 
@@ -33,22 +34,13 @@ function TestResult({ state }: { state: TestState }) {
 
 /** OpenID Connect providers (admin, ENTERPRISE): each becomes a button on the sign-in page. */
 export default function SsoPage() {
-  const [providers, setProviders] = useState<Provider[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const list = useLoad(listProviders);
+  const providers = list.value;
+  const error = list.error;
   const [notice, setNotice] = useState<string | null>(null);
   const [editing, setEditing] = useState<Editing>(null);
   const [tests, setTests] = useState<Record<string, TestState>>({});
-  const [reload, setReload] = useState(0);
-  const refresh = () => setReload((n) => n + 1);
-
-  useEffect(() => {
-    let cancelled = false;
-    listProviders().then(
-      (list) => !cancelled && (setProviders(list), setError(null)),
-      (caught) => !cancelled && setError(messageOf(caught)),
-    );
-    return () => void (cancelled = true);
-  }, [reload]);
+  const refresh = list.reload;
 
   const test = async (provider: Provider) => {
     setTests((current) => ({ ...current, [provider.id]: { busy: true } }));

@@ -1,8 +1,7 @@
-import { useEffect, useState } from 'preact/hooks';
-import { messageOf } from '../api/errors';
 import { Alert } from '../components/Alert';
 import { formatBytes, formatDuration } from '../components/format';
 import { Meter } from '../components/Meter';
+import { useLoad } from '../components/useLoad';
 import { type ComponentStatus, type Hardware, hardware, health, type HealthReport, type ModelInfo, modelInfo } from './api';
 import './system.css';
 
@@ -14,20 +13,6 @@ const OVERALL: Record<HealthReport['status'], [string, string]> = {
   degraded: ['Degraded: some parts are missing or failing', 'badge-warning'],
   error: ['Failing: the database does not answer', 'badge-error'],
 };
-
-/** Loads one section; each fails on its own, so a slow hardware probe does not hide the health report. */
-function useSection<T>(load: () => Promise<T>, reload: number): { value: T | null; error: string | null } {
-  const [state, setState] = useState<{ value: T | null; error: string | null }>({ value: null, error: null });
-  useEffect(() => {
-    let cancelled = false;
-    load().then(
-      (value) => !cancelled && setState({ value, error: null }),
-      (caught) => !cancelled && setState((previous) => ({ value: previous.value, error: messageOf(caught) })),
-    );
-    return () => void (cancelled = true);
-  }, [reload]);
-  return state;
-}
 
 function HealthSection({ report }: { report: HealthReport }) {
   const [text, badge] = OVERALL[report.status];
@@ -179,15 +164,16 @@ function HardwareSection({ value }: { value: Hardware }) {
 }
 
 export default function SystemPage() {
-  const [reload, setReload] = useState(0);
-  const report = useSection(health, reload);
-  const models = useSection(modelInfo, reload);
-  const machine = useSection(hardware, reload);
+  // Each section loads on its own, so a slow hardware probe does not hold back the health report.
+  const report = useLoad(health);
+  const models = useLoad(modelInfo);
+  const machine = useLoad(hardware);
+  const checkAgain = () => [report, models, machine].forEach((section) => section.reload());
   return (
     <section class="page stack">
       <div class="page-head">
         <h1 tabIndex={-1}>Health, hardware and models</h1>
-        <button type="button" class="button-secondary" onClick={() => setReload((n) => n + 1)}>
+        <button type="button" class="button-secondary" onClick={checkAgain}>
           Check again
         </button>
       </div>

@@ -1,10 +1,10 @@
-import { useEffect, useState } from 'preact/hooks';
-import { messageOf } from '../api/errors';
+import { useState } from 'preact/hooks';
 import type { User } from '../api/types';
 import { Alert } from '../components/Alert';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { formatDate } from '../components/format';
 import { Pagination } from '../components/Pagination';
+import { useLoad } from '../components/useLoad';
 import { session, sessionEnded, userChanged } from '../session/session';
 import { useStore } from '../store';
 import { clearTotp, deleteUser, listUsers, revokeSessions } from './api';
@@ -24,26 +24,16 @@ const CONFIRM: Record<UserAction, { title: string; label: string; text: string }
 /** Accounts (admin): list, create, role, email, password, second factor, sessions, delete. */
 export default function UsersPage() {
   const me = useStore(session).user!;
-  const [page, setPage] = useState<{ users: User[]; total: number } | null>(null);
   const [offset, setOffset] = useState(0);
-  const [error, setError] = useState<string | null>(null);
+  const list = useLoad(() => listUsers(PAGE_SIZE, offset), [offset]);
+  const page = list.value;
   const [notice, setNotice] = useState<string | null>(null);
   const [editing, setEditing] = useState<Editing>(null);
-  const [reload, setReload] = useState(0);
-  const refresh = () => setReload((n) => n + 1);
-
-  useEffect(() => {
-    let cancelled = false;
-    listUsers(PAGE_SIZE, offset).then(
-      (result) => !cancelled && (setPage(result), setError(null)),
-      (caught) => !cancelled && setError(messageOf(caught)),
-    );
-    return () => void (cancelled = true);
-  }, [offset, reload]);
+  const refresh = list.reload;
 
   const changed = (user: User) => {
     if (user.id === me.id) userChanged(user);
-    setPage((current) => current && { ...current, users: current.users.map((other) => (other.id === user.id ? user : other)) });
+    if (page) list.set({ ...page, users: page.users.map((other) => (other.id === user.id ? user : other)) });
   };
 
   const act = async (action: UserAction, user: User) => {
@@ -66,8 +56,8 @@ export default function UsersPage() {
         </button>
       </div>
       {notice && <Alert kind="success">{notice}</Alert>}
-      {error && <Alert kind="error">{error}</Alert>}
-      {page === null && !error && <p class="loading">Loading…</p>}
+      {list.error && <Alert kind="error">{list.error}</Alert>}
+      {page === null && !list.error && <p class="loading">Loading…</p>}
       {page && page.users.length > 0 && (
         <div class="table-wrap">
           <table class="table-cards">
@@ -88,9 +78,11 @@ export default function UsersPage() {
             <tbody>
               {page.users.map((user) => (
                 <tr key={user.id}>
-                  <td data-label="Username" class="strong">
-                    {user.username}
-                    {user.id === me.id && <span class="muted"> (you)</span>}
+                  <td data-label="Username">
+                    <span class="strong">
+                      {user.username}
+                      {user.id === me.id && <span class="muted"> (you)</span>}
+                    </span>
                   </td>
                   <td data-label="Email">{user.email ?? '—'}</td>
                   <td data-label="Role">{user.role}</td>
