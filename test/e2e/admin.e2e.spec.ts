@@ -7,7 +7,7 @@
  * and photographed at 390 px and desktop widths into test/e2e/artifacts/admin. Untrusted text (branding fields, an
  * OIDC display name) carries HTML and script payloads that must show as text and never run.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import path from 'node:path';
 import { generate } from 'otplib';
@@ -396,6 +396,10 @@ describe('the admin journey in the browser', () => {
     await page.getByRole('list', { name: 'Recovery codes' }).waitFor();
     expect(await page.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem').count()).toBe(10);
     await check(viewer, 'account-recovery-codes');
+    // The codes can be kept as a file: the download holds the ten codes shown.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download as a file' }).click()]);
+    const saved = readFileSync((await download.path())!, 'utf8').trim().split('\n');
+    expect(saved).toEqual(await page.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem').allTextContents());
     await page.getByRole('button', { name: 'I have saved them' }).click();
     await page.getByRole('button', { name: 'Turn off two-step sign-in' }).waitFor();
     // The code just used is refused a second time, so the next time step's code turns it off.
