@@ -23,7 +23,6 @@ export interface AppRoute {
   nav?: { label: string; section: NavSection };
 }
 
-const placeholder = () => import('./placeholder/PlaceholderPage');
 /** One loader for both chat paths: the page stays mounted when a new conversation gets its URL. */
 const chat = () => import('./chat/ChatPage');
 const viewer = { role: 'viewer' } as const;
@@ -39,19 +38,19 @@ export const routes: AppRoute[] = [
   { path: '/search', title: 'Search', access: viewer, load: () => import('./search/SearchPage'), nav: { label: 'Search', section: 'Ask' } },
 
   { path: '/documents', title: 'Documents', access: viewer, load: () => import('./documents/DocumentsPage'), nav: { label: 'Documents', section: 'Library' } },
-  { path: '/connectors', title: 'Connectors', access: viewer, load: placeholder, nav: { label: 'Connectors', section: 'Library' } },
-  { path: '/integrations', title: 'Integrations', access: viewer, load: placeholder, nav: { label: 'Integrations', section: 'Library' } },
+  { path: '/connectors', title: 'Connectors', access: viewer, load: () => import('./connectors/ConnectorsPage'), nav: { label: 'Connectors', section: 'Library' } },
+  { path: '/integrations', title: 'Integrations', access: viewer, load: () => import('./integrations/IntegrationsPage'), nav: { label: 'Integrations', section: 'Library' } },
 
-  { path: '/jobs', title: 'Jobs', access: viewer, load: placeholder, nav: { label: 'Jobs', section: 'System' } },
-  { path: '/index', title: 'Search index', access: viewer, load: placeholder, nav: { label: 'Search index', section: 'System' } },
-  { path: '/system', title: 'Health, hardware and models', access: viewer, load: placeholder, nav: { label: 'Health & hardware', section: 'System' } },
-  { path: '/account', title: 'My account', access: viewer, load: placeholder, nav: { label: 'My account', section: 'System' } },
+  { path: '/jobs', title: 'Jobs', access: viewer, load: () => import('./jobs/JobsPage'), nav: { label: 'Jobs', section: 'System' } },
+  { path: '/index', title: 'Search index', access: viewer, load: () => import('./search-index/IndexPage'), nav: { label: 'Search index', section: 'System' } },
+  { path: '/system', title: 'Health, hardware and models', access: viewer, load: () => import('./system/SystemPage'), nav: { label: 'Health & hardware', section: 'System' } },
+  { path: '/account', title: 'My account', access: viewer, load: () => import('./account/AccountPage'), nav: { label: 'My account', section: 'System' } },
 
-  { path: '/admin/users', title: 'Users', access: admin, load: placeholder, nav: { label: 'Users', section: 'Admin' } },
-  { path: '/admin/sign-in', title: 'Sign-in and sessions', access: admin, load: placeholder, nav: { label: 'Sign-in & sessions', section: 'Admin' } },
-  { path: '/admin/sso', title: 'Single sign-on', access: { role: 'admin', tier: 'ENTERPRISE' }, load: placeholder, nav: { label: 'Single sign-on', section: 'Admin' } },
-  { path: '/admin/branding', title: 'Branding', access: admin, load: placeholder, nav: { label: 'Branding', section: 'Admin' } },
-  { path: '/admin/licence', title: 'Licence', access: admin, load: placeholder, nav: { label: 'Licence', section: 'Admin' } },
+  { path: '/admin/users', title: 'Users', access: admin, load: () => import('./users/UsersPage'), nav: { label: 'Users', section: 'Admin' } },
+  { path: '/admin/sign-in', title: 'Sign-in and sessions', access: admin, load: () => import('./auth-settings/AuthSettingsPage'), nav: { label: 'Sign-in & sessions', section: 'Admin' } },
+  { path: '/admin/sso', title: 'Single sign-on', access: { role: 'admin', tier: 'ENTERPRISE' }, load: () => import('./sso/SsoPage'), nav: { label: 'Single sign-on', section: 'Admin' } },
+  { path: '/admin/branding', title: 'Branding', access: admin, load: () => import('./branding/BrandingPage'), nav: { label: 'Branding', section: 'Admin' } },
+  { path: '/admin/licence', title: 'Licence', access: admin, load: () => import('./licence/LicencePage'), nav: { label: 'Licence', section: 'Admin' } },
 ];
 
 export const HOME = '/chat';

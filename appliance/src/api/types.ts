@@ -11,6 +11,8 @@ export interface User {
   groups: string[];
   auth_source: 'local' | 'oidc';
   totp_enabled: boolean;
+  created_at?: string;
+  updated_at?: string;
 }
 
 export interface TokenPair {
@@ -122,4 +124,19 @@ export interface SearchResult {
   page?: number;
   heading?: string;
   text: string;
+}
+
+export type JobState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+/** A background job (connector scan, integration sync, index rebuild, ingest); `progress.current` is untrusted text. */
+export interface Job {
+  id: string;
+  type: string;
+  state: JobState;
+  progress: { done: number; total: number; current?: string };
+  error?: string;
+  created_at: string;
+  started_at?: string;
+  finished_at?: string;
+  subject?: Record<string, string | string[]>;
 }

@@ -15,7 +15,7 @@ export const DEFAULT_BRANDING: Branding = {
 
 export const branding = createStore<Branding>(DEFAULT_BRANDING);
 
-const HEX = /^#[0-9a-f]{6}$/i;
+export const HEX = /^#[0-9a-f]{6}$/i;
 
 /** Relative luminance (WCAG 2) of a #RRGGBB colour. */
 function luminance(hex: string): number {
@@ -27,7 +27,7 @@ function luminance(hex: string): number {
 }
 
 /** Black or white, whichever reads better on the colour: a light brand colour still gets legible text. */
-const textOn = (hex: string) => (luminance(hex) > 0.179 ? '#000000' : '#FFFFFF');
+export const textOn = (hex: string) => (luminance(hex) > 0.179 ? '#000000' : '#FFFFFF');
 
 /** Colours go in as CSS custom properties through the CSSOM (no style markup), and only if they are #RRGGBB. */
 function apply(value: Branding): void {

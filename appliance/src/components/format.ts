@@ -16,3 +16,17 @@ const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeS
 export const formatDate = (iso: string | null) => (iso ? dateTime.format(new Date(iso)) : '');
 
 export const formatMs = (ms: number) => (ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(2)} s`);
+
+/** 90 → "1 min 30 s", 604800 → "7 d": the two largest units, for lifetimes and uptimes. */
+export function formatDuration(seconds: number): string {
+  const units: [number, string][] = [[86400, 'd'], [3600, 'h'], [60, 'min'], [1, 's']];
+  const parts: string[] = [];
+  let rest = Math.max(0, Math.round(seconds));
+  for (const [size, unit] of units) {
+    if (rest >= size && parts.length < 2) {
+      parts.push(`${Math.floor(rest / size)} ${unit}`);
+      rest %= size;
+    } else if (parts.length) break;
+  }
+  return parts.join(' ') || '0 s';
+}

@@ -81,6 +81,19 @@ export async function resumeSession(): Promise<void> {
   session.set({ status: 'signed-out', user: null, tier: 'FREE', defaultPassword: false });
 }
 
+/** The session was ended by the service (every session revoked, this one included): back to the sign-in page, saying why. */
+export function sessionEnded(notice: string): void {
+  tokens.clear();
+  sessionStorage.removeItem(DEFAULT_PASSWORD_FLAG);
+  session.set({ status: 'signed-out', user: null, tier: 'FREE', defaultPassword: false, notice });
+}
+
+/** A licence was applied: the nav and the page locks follow the new tier at once. */
+export const tierChanged = (tier: Tier) => session.update((state) => ({ ...state, tier }));
+
+/** The signed-in user's own account changed (email, second factor). */
+export const userChanged = (user: User) => session.update((state) => ({ ...state, user }));
+
 export async function signOut(): Promise<void> {
   try {
     await api('/api/auth/logout', { method: 'POST' });

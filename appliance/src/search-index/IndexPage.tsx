@@ -1,0 +1,79 @@
+import { useState } from 'preact/hooks';
+import { messageOf } from '../api/errors';
+import { Alert } from '../components/Alert';
+import { useLoad } from '../components/useLoad';
+import { formatBytes, formatDate } from '../components/format';
+import { isFinished } from '../jobs/api';
+import { JobProgress } from '../jobs/JobProgress';
+import { useLatestJobs } from '../jobs/useLatestJobs';
+import { roleAtLeast, session } from '../session/session';
+import { useStore } from '../store';
+import { indexStats, REBUILD_JOB_TYPE, rebuildIndex, theIndex } from './api';
+
+/** The search index's figures, and (editors) a rebuild of the vectors from the stored chunks. */
+export default function IndexPage() {
+  const { user } = useStore(session);
+  const canRebuild = roleAtLeast(user?.role, 'editor');
+  const loaded = useLoad(indexStats);
+  const stats = loaded.value;
+  const [failure, setError] = useState<string | null>(null);
+  const error = failure ?? loaded.error;
+  // A finished rebuild changed the figures.
+  const { jobs, track } = useLatestJobs(REBUILD_JOB_TYPE, theIndex, loaded.reload);
+  const job = jobs.get('index');
+  const rebuilding = !!job && !isFinished(job);
+
+  const rebuild = async () => {
+    setError(null);
+    try {
+      track(await rebuildIndex());
+    } catch (caught) {
+      setError(messageOf(caught));
+    }
+  };
+
+  return (
+    <section class="page stack">
+      <div class="page-head">
+        <h1 tabIndex={-1}>Search index</h1>
+        {canRebuild && (
+          <button type="button" class="button-primary" disabled={rebuilding} onClick={() => void rebuild()}>
+            {rebuilding ? 'Rebuilding…' : 'Rebuild the index'}
+          </button>
+        )}
+      </div>
+      {canRebuild && <p class="muted">A rebuild embeds every stored chunk again into a new index that replaces the old one when complete; search keeps answering from the old one meanwhile.</p>}
+      {error && <Alert kind="error">{error}</Alert>}
+      {job && (
+        <section class="panel stack" aria-labelledby="rebuild-title">
+          <h2 id="rebuild-title">{rebuilding ? 'Rebuild in progress' : 'Last rebuild'}</h2>
+          <JobProgress job={job} label="Index rebuild" />
+        </section>
+      )}
+      {stats === null && !error && <p class="loading">Loading…</p>}
+      {stats && (
+        <dl class="facts">
+          <dt>Chunks</dt>
+          <dd>{stats.chunks.toLocaleString()}</dd>
+          <dt>Vectors</dt>
+          <dd>{stats.vectors.toLocaleString()}</dd>
+          <dt>Chunks without a vector</dt>
+          <dd>
+            {stats.stale_chunks.toLocaleString()}
+            {stats.stale_chunks > 0 && <span class="muted"> (found by keywords only until they are embedded)</span>}
+          </dd>
+          <dt>Embedding model</dt>
+          <dd>{stats.model_id ? `${stats.model_id}${stats.dimension ? `, ${stats.dimension} dimensions` : ''}` : 'None installed: keyword search only'}</dd>
+          <dt>Device</dt>
+          <dd>{stats.device ?? '—'}</dd>
+          <dt>Database size</dt>
+          <dd>{formatBytes(stats.database_bytes)}</dd>
+          <dt>Vector index size</dt>
+          <dd>{formatBytes(stats.vectors_bytes)}</dd>
+          <dt>Last rebuild</dt>
+          <dd>{stats.last_rebuild_at ? formatDate(stats.last_rebuild_at) : 'Never'}</dd>
+        </dl>
+      )}
+    </section>
+  );
+}
