@@ -270,6 +270,7 @@ describe('the admin journey in the browser', () => {
     await page.getByLabel('Name', { exact: true }).fill('corp');
     await page.getByLabel('Button text', { exact: true }).fill(PROVIDER_PAYLOAD);
     await page.getByLabel('Discovery URL', { exact: true }).fill(`http://127.0.0.1:${closedPort}/.well-known/openid-configuration`);
+    await page.getByLabel('The identity provider is on the local network').check();
     await page.getByLabel('Client ID', { exact: true }).fill('hearth');
     await page.getByLabel('Client secret', { exact: true }).fill(CLIENT_SECRET);
     expect(await page.getByLabel('Redirect URI', { exact: true }).inputValue()).toBe(`${harness.baseUrl}/api/auth/oidc/corp/callback`);

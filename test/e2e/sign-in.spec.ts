@@ -39,7 +39,7 @@ beforeAll(async () => {
     token: admin,
     expect: 201,
     body: {
-      name: 'corp', display_name: 'Corp SSO', client_id: idp.clientId, client_secret: idp.clientSecret, discovery_url: idp.discoveryUrl,
+      name: 'corp', display_name: 'Corp SSO', client_id: idp.clientId, client_secret: idp.clientSecret, discovery_url: idp.discoveryUrl, allow_private_network: true,
       redirect_uri: `${ui.url}/api/auth/oidc/corp/callback`, scopes: 'openid email profile', admin_groups: [],
     },
   });

@@ -175,7 +175,7 @@ describe('untrusted text in the browser', () => {
       await ui.call('POST', '/api/admin/oidc/providers', {
         token: admin,
         expect: 201,
-        body: { name, display_name: displayName, client_id: 'hearth', client_secret: 'not-used-here', discovery_url: 'http://127.0.0.1:9/.well-known/openid-configuration', redirect_uri: `${ui.url}/api/auth/oidc/${name}/callback` },
+        body: { name, display_name: displayName, client_id: 'hearth', client_secret: 'not-used-here', discovery_url: 'http://127.0.0.1:9/.well-known/openid-configuration', allow_private_network: true, redirect_uri: `${ui.url}/api/auth/oidc/${name}/callback` },
       });
     }
     const guarded = await openPage(browser, ui.url, { suite: SUITE, viewport: PHONE });

@@ -7,7 +7,7 @@ import { FormButtons } from '../components/FormButtons';
 import { useSubmit } from '../components/useSubmit';
 import { callbackUrl, createProvider, type Provider, type ProviderFields, updateProvider } from './api';
 
-const FIELDS = ['body.name', 'body.display_name', 'body.client_id', 'body.client_secret', 'body.discovery_url', 'body.redirect_uri', 'body.scopes', 'body.admin_groups'];
+const FIELDS = ['body.name', 'body.display_name', 'body.client_id', 'body.client_secret', 'body.discovery_url', 'body.redirect_uri', 'body.scopes', 'body.admin_groups', 'body.allow_private_network'];
 
 interface Props {
   provider?: Provider;
@@ -27,6 +27,7 @@ export function ProviderForm({ provider, onSaved, onClose }: Props) {
   const [redirectUri, setRedirectUri] = useState<string | null>(provider?.redirect_uri ?? null);
   const [scopes, setScopes] = useState(provider?.scopes ?? 'openid email profile');
   const [adminGroups, setAdminGroups] = useState(provider?.admin_groups.join('\n') ?? '');
+  const [privateNetwork, setPrivateNetwork] = useState(provider?.allow_private_network ?? false);
 
   const { busy, error, submit } = useSubmit(() => {
     const fields: ProviderFields = {
@@ -37,6 +38,7 @@ export function ProviderForm({ provider, onSaved, onClose }: Props) {
       redirect_uri: (redirectUri ?? callbackUrl(name.trim())).trim(),
       scopes: scopes.trim().replace(/\s+/g, ' '),
       admin_groups: adminGroups.split(/[\n,]/).map((group) => group.trim()).filter(Boolean),
+      allow_private_network: privateNetwork,
     };
     if (secret) fields.client_secret = secret;
     else if (removeSecret) fields.client_secret = null;
@@ -53,6 +55,13 @@ export function ProviderForm({ provider, onSaved, onClose }: Props) {
           <TextField label="Button text" required maxLength={64} value={displayName} onValue={setDisplayName} hint="Shown on the sign-in page." error={errors.field('body.display_name')} />
         </div>
         <TextField label="Discovery URL" type="url" required spellcheck={false} value={discoveryUrl} onValue={setDiscoveryUrl} hint="The issuer's /.well-known/openid-configuration (https)." error={errors.field('body.discovery_url')} />
+        <CheckboxField
+          label="The identity provider is on the local network"
+          checked={privateNetwork}
+          onChecked={setPrivateNetwork}
+          hint="Allows private, loopback and link-local addresses for its discovery, keys and token endpoints. Cloud metadata addresses stay refused."
+          error={errors.field('body.allow_private_network')}
+        />
         <TextField label="Client ID" required autoComplete="off" spellcheck={false} value={clientId} onValue={setClientId} error={errors.field('body.client_id')} />
         <TextField
           label={provider?.secret_set ? 'New client secret' : 'Client secret'}

@@ -11,6 +11,7 @@ export interface Provider {
   redirect_uri: string;
   scopes: string;
   admin_groups: string[];
+  allow_private_network: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -23,6 +24,7 @@ export interface ProviderFields {
   redirect_uri: string;
   scopes: string;
   admin_groups: string[];
+  allow_private_network: boolean;
   /** Omitted: keep the stored one; null: remove it. */
   client_secret?: string | null;
 }
