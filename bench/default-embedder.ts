@@ -18,7 +18,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { loadEmbedder, readManifest, type Embedder } from '../native/embeddings/index.js';
+import { loadEmbedder, type Embedder } from '../native/embeddings/index.js';
+import { readManifest } from '../native/model-files/index.js';
 import { DEFAULT_EMBEDDER_ID, installDefaultModel } from '../native/embeddings/default-model/index.js';
 import { wordnetVersion } from '../native/embeddings/default-model/wordnet.js';
 import { benchEmbeddings, generateTexts, type EmbeddingBenchRow } from './embeddings.js';
@@ -181,7 +182,7 @@ export async function benchDefaultEmbedder(options: { secondsPerSize?: number; m
   const { modelDir, buildSeconds } = await cachedDefaultModel((message) => say(`build: ${message}`));
   say(buildSeconds === null ? `model: cached in ${modelDir}` : `model: built in ${buildSeconds.toFixed(1)} s into ${modelDir}`);
   const folder = path.join(modelDir, 'embeddings', DEFAULT_EMBEDDER_ID);
-  const manifest = await readManifest(folder);
+  const manifest = await readManifest(folder, 'embedding');
   const modelFile = path.join(folder, manifest.files.model);
   const { size, mtime } = await stat(modelFile);
 

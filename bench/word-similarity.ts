@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Embedder } from '../native/embeddings/embedder.js';
+import type { Embedder } from '../native/embeddings/index.js';
 
 /** Written by hand for this check (topical association, deliberately not synonymy). */
 export const RELATED_PAIRS: Array<[string, string]> = [

@@ -1,4 +1,4 @@
-import type { Generator } from '../../native/llm/generator.js';
+import type { Generator } from '../../native/llm/index.js';
 
 /**
  * The deterministic query classifier: small talk is answered without retrieval, a document question

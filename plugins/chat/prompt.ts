@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../../native/llm/generator.js';
+import type { ChatMessage } from '../../native/llm/index.js';
 import type { PastTurn } from '../conversations/service.js';
 import type { SourceView } from '../conversations/schemas.js';
 import { stripMarkers } from './markers.js';

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { principalOf } from '../../core/auth/guard.js';
 import { HttpError } from '../../core/errors.js';
-import { GenerationTimeoutError, GeneratorBusyError, UpstreamError } from '../../native/llm/generator.js';
+import { GenerationTimeoutError, GeneratorBusyError, UpstreamError } from '../../native/llm/index.js';
 import { ChatBody, ChatResponse } from './schemas.js';
 import { ChatCancelled, type OpenChat } from './service.js';
 

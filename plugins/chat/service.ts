@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { LogPrivacy } from '../../core/logger.js';
 import type { SettingsStore } from '../../core/settings/store.js';
-import type { Generator } from '../../native/llm/generator.js';
+import type { Generator } from '../../native/llm/index.js';
 import type { AnswerMode, SourceView } from '../conversations/schemas.js';
 import type { ConversationsService, PastTurn } from '../conversations/service.js';
 import type { SearchFilters } from '../retrieval/repository.js';

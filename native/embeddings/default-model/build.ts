@@ -28,8 +28,8 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { EmbeddingManifest } from '../../model-files/index.js';
 import { installModel } from '../install.js';
-import type { ModelManifest } from '../manifest.js';
 import { fnv1a, mulberry32, randomizedSvd, type Csr } from './linalg.js';
 import { staticEmbeddingOnnx } from './onnx-writer.js';
 import { baseForm, readSynsets, wordnetVersion, type Synset } from './wordnet.js';
@@ -293,7 +293,7 @@ export interface InstallDefaultOptions extends BuildOptions {
 }
 
 /** Builds the default embedder and installs it under MODEL_DIR through installModel (sha256, manifest, ACTIVE). */
-export async function installDefaultModel(options: InstallDefaultOptions): Promise<ModelManifest & { stats: BuiltModel['stats'] }> {
+export async function installDefaultModel(options: InstallDefaultOptions): Promise<EmbeddingManifest & { stats: BuiltModel['stats'] }> {
   const built = await buildDefaultModelBytes(options);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'hearth-default-embedder-'));
   try {

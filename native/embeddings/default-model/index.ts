@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { ModelManifest } from '../manifest.js';
+import type { EmbeddingManifest } from '../../model-files/index.js';
 import type { InstallDefaultOptions } from './build.js';
 
 export {
@@ -22,7 +22,7 @@ function workerEntry(): { url: URL; execArgv?: string[] } {
 }
 
 export interface BackgroundBuild {
-  done: Promise<ModelManifest>;
+  done: Promise<EmbeddingManifest>;
   /** Stops the build (service shutdown); `done` then rejects. */
   cancel(): Promise<void>;
 }
@@ -35,8 +35,8 @@ export function installDefaultModelInBackground(options: Omit<InstallDefaultOpti
     ? new Worker(new URL('./worker-bootstrap.mjs', import.meta.url), { workerData: { ...options, entry: url.href }, execArgv })
     : new Worker(url, { workerData: options });
   let cancelled = false;
-  const done = new Promise<ModelManifest>((resolve, reject) => {
-    worker.on('message', (msg: { type: string; message?: string; manifest?: ModelManifest }) => {
+  const done = new Promise<EmbeddingManifest>((resolve, reject) => {
+    worker.on('message', (msg: { type: string; message?: string; manifest?: EmbeddingManifest }) => {
       if (msg.type === 'progress' && msg.message) progress(msg.message);
       if (msg.type === 'done' && msg.manifest) resolve(msg.manifest);
     });
