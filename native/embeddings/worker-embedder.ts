@@ -29,12 +29,12 @@ const THREAD_LIMITS = { maxYoungGenerationSizeMb: 4 };
 
 /**
  * In dist/ tsup builds the thread as embedder-thread.js beside this chunk. From source (vitest, tsx)
- * it is TypeScript, loaded by the default model's bootstrap once tsx's loader is in place.
+ * it is TypeScript, loaded by core/worker-bootstrap.mjs once tsx's loader is in place.
  */
 function startThread(start: ThreadStart): Worker {
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./embedder-thread.js', import.meta.url), { workerData: start, resourceLimits: THREAD_LIMITS });
   const entry = new URL('./embedder-thread.ts', import.meta.url).href;
-  return new Worker(new URL('./default-model/worker-bootstrap.mjs', import.meta.url), { workerData: { ...start, entry }, execArgv: [], resourceLimits: THREAD_LIMITS });
+  return new Worker(new URL('../../core/worker-bootstrap.mjs', import.meta.url), { workerData: { ...start, entry }, execArgv: [], resourceLimits: THREAD_LIMITS });
 }
 
 interface Pending {

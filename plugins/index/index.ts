@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import { embedderModelId, loadEmbedder } from '../../native/embeddings/index.js';
 import { resolveActiveModel, setActiveModel } from '../../native/model-files/index.js';
-import { DEFAULT_EMBEDDER_ID, installDefaultModelInBackground, type BackgroundBuild } from '../../native/embeddings/default-model/index.js';
+import { DEFAULT_EMBEDDER_ID, installDefaultModelInBackground, type BackgroundBuild } from './default-embedder/index.js';
 import { ChunksRepository } from '../ingestion/chunks-repository.js';
 import { indexRoutes } from './routes.js';
 import { SearchIndex } from './search-index.js';

@@ -28,8 +28,8 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { EmbeddingManifest } from '../../model-files/index.js';
-import { installModel } from '../install.js';
+import { installModel } from '../../../native/embeddings/index.js';
+import type { EmbeddingManifest } from '../../../native/model-files/index.js';
 import { fnv1a, mulberry32, randomizedSvd, type Csr } from './linalg.js';
 import { staticEmbeddingOnnx } from './onnx-writer.js';
 import { baseForm, readSynsets, wordnetVersion, type Synset } from './wordnet.js';
@@ -69,11 +69,11 @@ export interface BuiltModel {
 export function defaultTokenizerDir(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
-    const candidate = path.join(dir, 'native', 'embeddings', 'default-model', 'tokenizer');
+    const candidate = path.join(dir, 'plugins', 'index', 'default-embedder', 'tokenizer');
     if (existsSync(path.join(candidate, 'tokenizer.json'))) return candidate;
     dir = path.dirname(dir);
   }
-  throw new Error('native/embeddings/default-model/tokenizer/tokenizer.json not found (it ships with Hearth)');
+  throw new Error('plugins/index/default-embedder/tokenizer/tokenizer.json not found (it ships with Hearth)');
 }
 
 const STOPWORDS = new Set(
