@@ -48,7 +48,7 @@ MODEL_DIR defaults to DATA_DIR/models (DATA_DIR defaults to ./data), as for the 
 class UsageError extends Error {}
 
 /** Same default as core/config.ts, without requiring the service's secrets to be set. */
-export function modelDirFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+function modelDirFromEnv(env: NodeJS.ProcessEnv = process.env): string {
   const dataDir = path.resolve(env.DATA_DIR?.trim() || './data');
   return path.resolve(env.MODEL_DIR?.trim() || path.join(dataDir, 'models'));
 }

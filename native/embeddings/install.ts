@@ -4,14 +4,14 @@ import { installModelFiles, pullPinnedFiles, readManifest, type EmbeddingManifes
 import { OnnxEmbedder } from './onnx-embedder.js';
 
 /** Absolute paths of the files that make an embedding model; they are copied under fixed names. */
-export interface ModelSourceFiles {
+interface ModelSourceFiles {
   model: string;
   tokenizer: string;
   tokenizer_config?: string;
   config?: string;
 }
 
-export interface InstallModelOptions {
+interface InstallModelOptions {
   modelDir: string;
   id: string;
   files: ModelSourceFiles;
@@ -121,7 +121,7 @@ async function findModelFile(dir: string, preferred?: string): Promise<string> {
   throw new Error(`no model.onnx or onnx/model*.onnx in ${dir}`);
 }
 
-export interface ImportOptions {
+interface ImportOptions {
   modelDir: string;
   id?: string;
   name?: string;

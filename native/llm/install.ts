@@ -15,7 +15,7 @@ async function assertGguf(file: string): Promise<void> {
   }
 }
 
-export interface InstallLlmOptions {
+interface InstallLlmOptions {
   modelDir: string;
   file: string;
   id: string;
@@ -27,7 +27,7 @@ export interface InstallLlmOptions {
 }
 
 /** Installs a GGUF as `${modelDir}/llm/<id>/model.gguf` through model-files (staged copy, sha256, manifest, ACTIVE). */
-export async function installLlm(opts: InstallLlmOptions): Promise<LlmManifest> {
+async function installLlm(opts: InstallLlmOptions): Promise<LlmManifest> {
   await assertGguf(opts.file);
   return installModelFiles({
     modelDir: opts.modelDir,

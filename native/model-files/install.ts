@@ -7,7 +7,7 @@ import { setActiveModel, modelFolder, modelsRoot } from './installed.js';
 import { assertModelId, writeManifest, type ModelKind, type ModelManifest } from './manifest.js';
 
 /** A file of the model: where it is now, and its name inside the model folder. */
-export interface SourceFile {
+interface SourceFile {
   from: string;
   to: string;
 }
@@ -15,7 +15,7 @@ export interface SourceFile {
 /** The facts of a manifest that only its kind knows (dimension, max_tokens, bytes...), read from the staged copy. */
 type KindFacts<K extends ModelKind> = Omit<ModelManifest<K>, 'id' | 'name' | 'kind' | 'files' | 'sha256' | 'source' | 'licence' | 'method' | 'installed_at'>;
 
-export interface InstallFilesOptions<K extends ModelKind> {
+interface InstallFilesOptions<K extends ModelKind> {
   modelDir: string;
   kind: K;
   id: string;

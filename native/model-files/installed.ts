@@ -3,15 +3,15 @@ import path from 'node:path';
 import { assertModelId, MODEL_KINDS, readManifest, type ModelKind, type ModelManifest } from './manifest.js';
 
 /** Names the active model of a kind: `${MODEL_DIR}/<kind folder>/ACTIVE`. */
-export const ACTIVE_FILE = 'ACTIVE';
+const ACTIVE_FILE = 'ACTIVE';
 
-export interface InstalledModel<K extends ModelKind = ModelKind> {
+interface InstalledModel<K extends ModelKind = ModelKind> {
   id: string;
   folder: string;
   manifest: ModelManifest<K>;
 }
 
-export interface ModelProblem {
+interface ModelProblem {
   folder: string;
   error: string;
 }

@@ -44,9 +44,9 @@ export interface LlmManifest extends ManifestBase {
 
 export type ModelManifest<K extends ModelKind = ModelKind> = Extract<EmbeddingManifest | LlmManifest, { kind: K }>;
 
-export const MANIFEST_FILE = 'manifest.json';
+const MANIFEST_FILE = 'manifest.json';
 /** Model ids become folder names: keep them to a safe alphabet. */
-export const MODEL_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const MODEL_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 export function assertModelId(id: string): void {
   if (!MODEL_ID_PATTERN.test(id)) throw new Error(`invalid model id "${id}" (letters, digits, . _ - only)`);
@@ -75,7 +75,7 @@ function validateLlm(m: Partial<LlmManifest>, bad: (why: string) => never): LlmM
 }
 
 /** Checks a parsed manifest.json of the given kind; `where` names it in the error. */
-export function validateManifest<K extends ModelKind>(value: unknown, kind: K, where: string): ModelManifest<K> {
+function validateManifest<K extends ModelKind>(value: unknown, kind: K, where: string): ModelManifest<K> {
   const bad = (why: string): never => {
     throw new Error(`${MODEL_KINDS[kind].label} manifest ${where}: ${why}`);
   };

@@ -5,7 +5,7 @@ import type { Generator } from '../../native/llm/index.js';
  * goes to retrieval, and a question naming files or years goes to retrieval with metadata hints
  * (the filter hooks turn them into search filters). Cases the rules cannot tell are 'ambiguous'.
  */
-export type SmallTalk = 'greeting' | 'thanks' | 'farewell' | 'acknowledgement' | 'about' | 'chit_chat';
+type SmallTalk = 'greeting' | 'thanks' | 'farewell' | 'acknowledgement' | 'about' | 'chit_chat';
 
 export interface MetadataHints {
   /** File names the question names, lower case ("in budget-2023.pdf"). */

@@ -13,7 +13,7 @@ export interface TokenBudget {
   turns_dropped: number;
 }
 
-export interface FittedPrompt {
+interface FittedPrompt {
   messages: ChatMessage[];
   /** The sources kept, best first: their markers are unchanged (the lowest-relevance ones go first). */
   sources: SourceView[];
