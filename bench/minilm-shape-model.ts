@@ -13,8 +13,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import onnxProto, { type onnx as OnnxTypes } from 'onnx-proto';
-import { mulberry32 } from '../native/embeddings/default-model/linalg.js';
-import { embeddingsRoot, installModel, type ModelManifest } from '../native/embeddings/index.js';
+import { mulberry32 } from '../plugins/index/default-embedder/index.js';
+import { installModel } from '../native/embeddings/index.js';
+import { modelsRoot, type EmbeddingManifest } from '../native/model-files/index.js';
 import { TOKENIZER_DIR } from '../test/fixtures/tiny-embedding-model.js';
 
 const { onnx } = onnxProto; // CommonJS package: no named ESM exports at run time
@@ -232,10 +233,10 @@ export function miniLmShapeModelBytes(seed = 42, { fusedAttention = false, int8 
  * Writes the model into `${modelDir}/embeddings/<id>/` through the product's installer (copy,
  * sha256, probe, manifest), with the real tokenizer and config, and marks it ACTIVE by default.
  */
-export async function installMiniLmShapeModel(modelDir: string, options: MiniLmShapeOptions = {}): Promise<ModelManifest> {
+export async function installMiniLmShapeModel(modelDir: string, options: MiniLmShapeOptions = {}): Promise<EmbeddingManifest> {
   const id = options.id ?? (options.int8 ? MINILM_SHAPE_INT8_MODEL_ID : MINILM_SHAPE_MODEL_ID);
   const seed = options.seed ?? 42;
-  const build = path.join(embeddingsRoot(modelDir), `.build-${id}-${randomBytes(4).toString('hex')}`);
+  const build = path.join(modelsRoot(modelDir, 'embedding'), `.build-${id}-${randomBytes(4).toString('hex')}`);
   await mkdir(build, { recursive: true });
   try {
     const model = path.join(build, 'model.onnx');

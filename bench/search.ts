@@ -19,7 +19,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../core/app.js';
 import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD, loadConfig } from '../core/config.js';
 import { loadEmbedder, type Embedder } from '../native/embeddings/index.js';
-import { openVectorIndex } from '../native/vector-index/hnsw-index.js';
+import { openVectorIndex } from '../native/vector-index/index.js';
 import { KEYWORD_LIMITS, STOPWORDS, candidateTerms, planKeywordQuery, probedFrequency, queryWords, quoteTerm } from '../plugins/retrieval/keyword-query.js';
 import { insertDocuments, type SeedDocument } from '../test/fixtures/search-data.js';
 import { installTinyEmbeddingModel } from '../test/fixtures/tiny-embedding-model.js';

@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Embedder } from '../native/embeddings/embedder.js';
+import type { Embedder } from '../native/embeddings/index.js';
 
 /** Written by hand for this check (topical association, deliberately not synonymy). */
 export const RELATED_PAIRS: Array<[string, string]> = [
@@ -53,7 +53,7 @@ export async function wordSimilarity(embedder: Embedder, pairs = RELATED_PAIRS):
 
 /** Related pairs whose two words are members of one WordNet synset (the overlap with the training data's synonymy). */
 export async function pairsSharingASynset(pairs = RELATED_PAIRS): Promise<Array<[string, string]>> {
-  const { readSynsets } = await import('../native/embeddings/default-model/wordnet.js');
+  const { readSynsets } = await import('../plugins/index/default-embedder/index.js');
   const members = new Map<string, Set<string>>();
   for (const s of await readSynsets()) for (const w of s.words) (members.get(w) ?? members.set(w, new Set()).get(w)!).add(s.key);
   return pairs.filter(([a, b]) => [...(members.get(a) ?? [])].some((k) => members.get(b)?.has(k)));

@@ -32,7 +32,7 @@ declare module 'fastify' {
   }
 }
 
-export interface BuildAppOptions {
+interface BuildAppOptions {
   config: Config;
   /** Where log lines go (tests capture them); stdout by default. */
   logStream?: Writable;

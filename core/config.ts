@@ -21,7 +21,7 @@ type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS = ['DEBUG', 'INFO', 'WARNING', 'ERROR'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
-export const JWT_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;
+const JWT_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;
 export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number];
 
 /** The documented default admin password: the service warns loudly while it is in use. */
@@ -154,7 +154,7 @@ export interface OidcEnvProvider {
   allowPrivateNetwork: boolean;
 }
 
-export interface LoadConfigOptions {
+interface LoadConfigOptions {
   /** Folders holding container secrets; default $CREDENTIALS_DIRECTORY then /run/secrets. */
   secretDirs?: string[];
   /** Cores present, for derived defaults. */

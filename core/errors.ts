@@ -15,7 +15,7 @@ declare module 'fastify' {
  * One error type and one JSON shape for every route:
  *   { "error": { "code": "snake_case", "message": "human sentence", "field"?: "body.path" } }
  */
-export const ErrorBody = Type.Object(
+const ErrorBody = Type.Object(
   {
     error: Type.Object({
       code: Type.String(),
@@ -48,9 +48,9 @@ export const conflict = (code: string, message: string, field?: string) => new H
 export const payloadTooLarge = (message: string) => new HttpError(413, 'payload_too_large', message);
 export const unsupportedMediaType = (message: string) => new HttpError(415, 'unsupported_media_type', message);
 export const unprocessable = (code: string, message: string, field?: string) => new HttpError(422, code, message, field);
-export const diskFull = () =>
+const diskFull = () =>
   new HttpError(507, 'disk_full', 'The server has no disk space left, so nothing was stored; an administrator must free space. Reading and searching still work');
-export const multipartMalformed = () =>
+const multipartMalformed = () =>
   new HttpError(400, 'multipart_malformed', 'The multipart/form-data body is malformed: no boundary, or it ended before its closing boundary', 'body');
 export const tooManyRequests = (retryAfterSeconds: number, message = 'Too many requests, retry later') =>
   new HttpError(429, 'too_many_requests', message, undefined, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
@@ -79,7 +79,7 @@ function describe(issue: AjvIssue, field: string): string {
 }
 
 /** No room left: the filesystem (ENOSPC), a quota (EDQUOT) or SQLite writing to a full disk (SQLITE_FULL). */
-export function isDiskFull(error: unknown): boolean {
+function isDiskFull(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL';
 }
@@ -120,7 +120,7 @@ function toHttpError(error: FastifyError & { validation?: AjvIssue[]; validation
   return undefined;
 }
 
-export function errorPayload(error: HttpError) {
+function errorPayload(error: HttpError) {
   return { error: { code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}) } };
 }
 

@@ -53,7 +53,7 @@ interface LoggedRequest {
 }
 
 /** Looks up the id of the user a username or id names, synchronously; undefined when none does. */
-export type UserDirectory = (key: string) => string | undefined;
+type UserDirectory = (key: string) => string | undefined;
 
 /** One place that decides what a user identifier, a request's target or a query text looks like in a log line. */
 export class LogPrivacy {

@@ -16,7 +16,7 @@ declare module 'fastify' {
  * read on a 2-core box; the headers never vary, so they are captured once and stamped on each
  * reply. A route may still override one (the docs pages set their own CSP).
  */
-export function helmetHeaders(options: HelmetOptions): Record<string, string> {
+function helmetHeaders(options: HelmetOptions): Record<string, string> {
   const headers: Record<string, string> = {};
   const response = {
     setHeader: (name: string, value: string | number) => void (headers[name.toLowerCase()] = String(value)),

@@ -12,7 +12,7 @@ import { ConfigError, type Config } from './config.js';
  * force without a restart, and (TLS_HTTP_REDIRECT_PORT) plain HTTP redirected to the HTTPS origin.
  */
 
-export interface TlsCredentials {
+interface TlsCredentials {
   cert: Buffer;
   key: Buffer;
   /** SHA-256 fingerprint of the leaf certificate, for the log. */

@@ -67,7 +67,7 @@ function payloadOf(values: Values, now: number): LicencePayload {
 }
 
 /** The CLI; returns the exit code so that it can be driven without a process. */
-export function main(argv: string[], out = (line: string) => console.log(line), err = (line: string) => console.error(line)): number {
+function main(argv: string[], out = (line: string) => console.log(line), err = (line: string) => console.error(line)): number {
   try {
     const { values } = parseArgs({
       args: argv,

@@ -2,30 +2,31 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ownerOnlyNewFiles, tightenFolder } from '../core/owner-only.js';
+import { importModelFolder, pullModel } from '../native/embeddings/index.js';
+import { importLlm, pullLlm } from '../native/llm/index.js';
 import {
+  DEFAULT_EMBEDDING_PRESET,
   DEFAULT_HUB_URL,
-  DEFAULT_PRESET,
-  MODEL_PRESETS,
-  importModelFolder,
+  EMBEDDING_PRESETS,
+  LLM_PRESETS,
   listInstalledModels,
   modelFolder,
-  pullModel,
   readActiveModelId,
   readManifest,
   resolveActiveModel,
   setActiveModel,
-  type ModelManifest,
-} from '../native/embeddings/index.js';
-import { DEFAULT_EMBEDDER_DIMENSION, installDefaultModel } from '../native/embeddings/default-model/build.js';
-import { LLM_PRESETS, importLlm, pullLlm, setActiveLlm, type LlmManifest } from '../native/llm/index.js';
+  type EmbeddingManifest,
+  type LlmManifest,
+} from '../native/model-files/index.js';
+import { DEFAULT_EMBEDDER_DIMENSION, installDefaultModel } from '../plugins/index/default-embedder/index.js';
 
 const USAGE = `Hearth models (embedding models under MODEL_DIR/embeddings, chat models under MODEL_DIR/llm; nothing downloads unless you run pull)
 
   models import DIR [--id ID] [--name NAME] [--licence TEXT] [--max-tokens N] [--file onnx/NAME.onnx] [--no-activate]
       Copies an exported sentence-transformers ONNX folder (model.onnx or onnx/model*.onnx, tokenizer.json,
       optional tokenizer_config.json and config.json), records sha256, probes the dimension, makes it active.
-  models pull [--model ${[...Object.keys(MODEL_PRESETS), ...Object.keys(LLM_PRESETS)].join('|')}] [--no-activate]
-      Downloads a recommended model by pinned revision and sha256 (default ${DEFAULT_PRESET}); the chat
+  models pull [--model ${[...Object.keys(EMBEDDING_PRESETS), ...Object.keys(LLM_PRESETS)].join('|')}] [--no-activate]
+      Downloads a recommended model by pinned revision and sha256 (default ${DEFAULT_EMBEDDING_PRESET}); the chat
       model ${Object.keys(LLM_PRESETS).join(', ')} goes to MODEL_DIR/llm.
       HEARTH_MODEL_HUB_URL points at a mirror (default ${DEFAULT_HUB_URL}).
   models build-default [--dimension N] [--no-activate]
@@ -47,12 +48,12 @@ MODEL_DIR defaults to DATA_DIR/models (DATA_DIR defaults to ./data), as for the 
 class UsageError extends Error {}
 
 /** Same default as core/config.ts, without requiring the service's secrets to be set. */
-export function modelDirFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+function modelDirFromEnv(env: NodeJS.ProcessEnv = process.env): string {
   const dataDir = path.resolve(env.DATA_DIR?.trim() || './data');
   return path.resolve(env.MODEL_DIR?.trim() || path.join(dataDir, 'models'));
 }
 
-function describe(m: ModelManifest): string {
+function describe(m: EmbeddingManifest): string {
   return `${m.id}  ${m.dimension}d  max ${m.max_tokens} tokens  ${m.name}  [${m.licence}]  ${m.source}  ${m.installed_at}`;
 }
 
@@ -108,14 +109,14 @@ export async function main(argv: string[], out = (line: string) => console.log(l
         return 0;
       }
       case 'pull': {
-        const name = values.model ?? DEFAULT_PRESET;
-        const preset = MODEL_PRESETS[name];
+        const name = values.model ?? DEFAULT_EMBEDDING_PRESET;
+        const preset = EMBEDDING_PRESETS[name];
         if (LLM_PRESETS[name]) {
           const m = await pullLlm({ modelDir, preset: LLM_PRESETS[name], hubUrl: process.env.HEARTH_MODEL_HUB_URL?.trim() || undefined, activate, log: err });
           out(`pulled chat model ${describeLlm(m)}${activate ? ' (active)' : ''}`);
           return 0;
         }
-        if (!preset) throw new UsageError(`unknown model "${name}"; choose one of ${[...Object.keys(MODEL_PRESETS), ...Object.keys(LLM_PRESETS)].join(', ')}`);
+        if (!preset) throw new UsageError(`unknown model "${name}"; choose one of ${[...Object.keys(EMBEDDING_PRESETS), ...Object.keys(LLM_PRESETS)].join(', ')}`);
         const m = await pullModel({ modelDir, preset, hubUrl: process.env.HEARTH_MODEL_HUB_URL?.trim() || undefined, activate, log: err });
         out(`pulled ${describe(m)}${activate ? ' (active)' : ''}`);
         return 0;
@@ -127,8 +128,8 @@ export async function main(argv: string[], out = (line: string) => console.log(l
         return 0;
       }
       case 'list': {
-        const { models, problems } = await listInstalledModels(modelDir);
-        const active = await resolveActiveModel(modelDir).then((m) => m?.id, () => readActiveModelId(modelDir));
+        const { models, problems } = await listInstalledModels(modelDir, 'embedding');
+        const active = await resolveActiveModel(modelDir, 'embedding').then((m) => m?.id, () => readActiveModelId(modelDir, 'embedding'));
         if (!models.length) out(`no embedding model installed in ${modelDir} (search runs on keywords only)`);
         for (const m of models) out(`${m.id === active ? '*' : ' '} ${describe(m.manifest)}`);
         for (const p of problems) err(`broken: ${p.folder}: ${p.error}`);
@@ -136,10 +137,10 @@ export async function main(argv: string[], out = (line: string) => console.log(l
       }
       case 'use': {
         if (!arg) throw new UsageError('use needs a model id');
-        await readManifest(modelFolder(modelDir, arg)).catch((e: Error) => {
+        await readManifest(modelFolder(modelDir, 'embedding', arg), 'embedding').catch((e: Error) => {
           throw new Error(`"${arg}" is not an installed model: ${e.message}`);
         });
-        await setActiveModel(modelDir, arg);
+        await setActiveModel(modelDir, 'embedding', arg);
         out(`active embedding model: ${arg}`);
         return 0;
       }
@@ -151,7 +152,7 @@ export async function main(argv: string[], out = (line: string) => console.log(l
       }
       case 'use-llm': {
         if (!arg) throw new UsageError('use-llm needs a model id');
-        await setActiveLlm(modelDir, arg);
+        await setActiveModel(modelDir, 'llm', arg);
         out(`active chat model: ${arg}`);
         return 0;
       }

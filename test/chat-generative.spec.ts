@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ChatMessage } from '../native/llm/generator.js';
+import type { ChatMessage } from '../native/llm/index.js';
 import { SMALL_TALK_ANSWERS } from '../plugins/chat/classifier.js';
 import { buildMessages } from '../plugins/chat/prompt.js';
 import { reservedCompletion } from '../plugins/chat/token-budget.js';

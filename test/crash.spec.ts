@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import PDFDocument from 'pdfkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD } from '../core/config.js';
-import { openVectorIndex } from '../native/vector-index/hnsw-index.js';
+import { openVectorIndex } from '../native/vector-index/index.js';
 import { prose } from './fixtures/documents.js';
 import { multipartBody } from './fixtures/multipart.js';
 import { cleanupServices, ensureBuilt, exitWithin, listening, type Service, startService, tempDir, waitFor } from './fixtures/service-process.js';

@@ -1,5 +1,5 @@
 /**
- * Hearth's built-in default embedder (native/embeddings/default-model): deterministic build, the
+ * Hearth's built-in default embedder (plugins/index/default-embedder): deterministic build, the
  * normal loadEmbedder path, semantic usefulness, and first start without a model.
  * The determinism check builds a reduced variant (dimension 32, an explicit option) twice; the
  * service test builds the real 256-dimension model (~45 s on 2 cores) and the quality checks use it.
@@ -10,8 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import onnxProto from 'onnx-proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadEmbedder, readManifest, sha256File, type Embedder } from '../native/embeddings/index.js';
-import { DEFAULT_EMBEDDER_ID, DEFAULT_EMBEDDER_SOURCE, installDefaultModel } from '../native/embeddings/default-model/index.js';
+import { loadEmbedder, type Embedder } from '../native/embeddings/index.js';
+import { readManifest, sha256File } from '../native/model-files/index.js';
+import { DEFAULT_EMBEDDER_ID, DEFAULT_EMBEDDER_SOURCE, installDefaultModel } from '../plugins/index/default-embedder/index.js';
 import { FUSION_CANDIDATES, runRetrievalHarness } from '../bench/retrieval-harness.js';
 import { wordSimilarity } from '../bench/word-similarity.js';
 import { startApp, type TestApp } from './helpers.js';
@@ -39,7 +40,7 @@ describe('default embedder build (reduced variant: dimension 32)', () => {
     expect(await sha256File(path.join(folder, 'model.onnx'))).toBe(first.sha256['model.onnx']);
     expect(await sha256File(path.join(b, 'embeddings', DEFAULT_EMBEDDER_ID, 'model.onnx'))).toBe(first.sha256['model.onnx']);
 
-    const manifest = await readManifest(folder);
+    const manifest = await readManifest(folder, 'embedding');
     expect(manifest).toMatchObject({ id: DEFAULT_EMBEDDER_ID, dimension: 32, source: DEFAULT_EMBEDDER_SOURCE, pooling: 'mean', normalize: true });
     expect(manifest.licence).toMatch(/WordNet 3\.1.*Princeton/);
     expect(manifest.licence).toMatch(/Apache-2\.0/);
@@ -99,7 +100,7 @@ describe('first start without an embedding model (the real 256-dimension build)'
 
   it('loads through the normal loadEmbedder path: ≤ 40 MB, related words and paraphrases score above unrelated ones', async () => {
     const modelDir = path.join(app.dataDir, 'models');
-    const manifest = await readManifest(path.join(modelDir, 'embeddings', DEFAULT_EMBEDDER_ID));
+    const manifest = await readManifest(path.join(modelDir, 'embeddings', DEFAULT_EMBEDDER_ID), 'embedding');
     expect(manifest.dimension).toBe(256);
     const { size } = await import('node:fs/promises').then((fs) => fs.stat(path.join(modelDir, 'embeddings', DEFAULT_EMBEDDER_ID, 'model.onnx')));
     expect(size).toBeLessThanOrEqual(40 * 1024 * 1024);

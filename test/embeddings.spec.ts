@@ -8,16 +8,8 @@ import { promisify } from 'node:util';
 import { Tokenizer } from '@huggingface/tokenizers';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  embeddingsRoot,
-  loadEmbedder,
-  MODEL_PRESETS,
-  pullModel,
-  readManifest,
-  sha256File,
-  type Embedder,
-  type ModelPreset,
-} from '../native/embeddings/index.js';
+import { loadEmbedder, pullModel, type Embedder } from '../native/embeddings/index.js';
+import { EMBEDDING_PRESETS, modelsRoot, readManifest, sha256File, type EmbeddingPreset } from '../native/model-files/index.js';
 import { main as modelsCli } from '../scripts/models.js';
 import { buildTinyEmbeddingModel, installTinyEmbeddingModel, TINY_MODEL_ID, TOKENIZER_DIR } from './fixtures/tiny-embedding-model.js';
 
@@ -32,6 +24,7 @@ const tmp = async () => {
 };
 afterAll(() => Promise.all(tempDirs.map((dir) => rm(dir, { recursive: true, force: true }))));
 const silent = { info: () => {}, warn: () => {} };
+const embeddingsRoot = (modelDir: string) => modelsRoot(modelDir, 'embedding');
 
 /** Whether onnxruntime itself opens a CUDA session here (provider libraries, CUDA runtime and a GPU), asked without Hearth's code. */
 async function cudaSessionOpens(modelPath: string): Promise<boolean> {
@@ -82,7 +75,7 @@ describe('ONNX embedder on the tiny model', () => {
   afterAll(() => embedder?.close());
 
   it('loads through loadEmbedder with the manifest dimension and unit-norm vectors', async () => {
-    const manifest = await readManifest(path.join(embeddingsRoot(modelDir), TINY_MODEL_ID));
+    const manifest = await readManifest(path.join(embeddingsRoot(modelDir), TINY_MODEL_ID), 'embedding');
     expect(embedder.dimension).toBe(manifest.dimension);
     expect(embedder.maxTokens).toBe(256);
     expect(embedder.device).toBe('cpu');
@@ -203,7 +196,7 @@ describe('models CLI', () => {
     const modelDir = await tmp();
     const r = await cli(['import', src, '--id', 'usb-model'], { MODEL_DIR: modelDir });
     expect(r.code, r.stderr).toBe(0);
-    const manifest = await readManifest(path.join(embeddingsRoot(modelDir), 'usb-model'));
+    const manifest = await readManifest(path.join(embeddingsRoot(modelDir), 'usb-model'), 'embedding');
     expect(manifest).toMatchObject({ id: 'usb-model', kind: 'embedding', dimension: 32, pooling: 'mean', normalize: true });
     expect(manifest.sha256['model.onnx']).toBe(await sha256File(path.join(src, 'model.onnx')));
     expect((await readFile(path.join(embeddingsRoot(modelDir), 'ACTIVE'), 'utf8')).trim()).toBe('usb-model');
@@ -248,7 +241,7 @@ describe('models CLI', () => {
   });
 
   it('pull fails loudly on a sha256 mismatch and leaves no file behind', async () => {
-    const preset = MODEL_PRESETS['all-MiniLM-L6-v2-int8'];
+    const preset = EMBEDDING_PRESETS['all-MiniLM-L6-v2-int8'];
     expect(preset.files.model.sha256).toBe('afdb6f1a0e45b715d0bb9b11772f032c399babd23bfc31fed1c170afc848bdb1');
     const src = await buildTinyEmbeddingModel(await tmp());
     const base = `/${preset.repo}/resolve/${preset.revision}/`;
@@ -272,7 +265,7 @@ describe('models CLI', () => {
   it('pull installs a model whose pinned sha256 matches (pins injected for the test hub)', async () => {
     const src = await buildTinyEmbeddingModel(await tmp());
     const pin = async (file: string, at: string) => ({ path: at, sha256: await sha256File(path.join(src, file)) });
-    const preset: ModelPreset = {
+    const preset: EmbeddingPreset = {
       id: 'pulled-tiny',
       name: 'tiny',
       repo: 'test/tiny',

@@ -4,10 +4,9 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig, type Config } from '../core/config.js';
+import { loadConfig } from '../core/config.js';
 import {
   GenerationTimeoutError,
-  LLM_PRESETS,
   GeneratorBusyError,
   LocalGenerator,
   UpstreamError,
@@ -16,6 +15,8 @@ import {
   type ChatMessage,
   type Generator,
 } from '../native/llm/index.js';
+import { LLM_PRESETS } from '../native/model-files/index.js';
+import { generatorOptions } from '../plugins/llm/generator-options.js';
 import { main as modelsCli } from '../scripts/models.js';
 import { STORIES_GGUF } from './fixtures/models.js';
 import { OpenAIWireServer } from './fixtures/openai-wire-server.js';
@@ -26,7 +27,8 @@ const STORIES = STORIES_GGUF;
 const KEY = 'sk-hearth-test-3f9a1c7e5b2d8046';
 const story: ChatMessage[] = [{ role: 'user', content: 'Once upon a time' }];
 
-const llmConfig = (env: Record<string, string> = {}): Config['llm'] => loadConfig({ JWT_SECRET_KEY: TEST_JWT_SECRET, MFA_ENCRYPTION_KEY: TEST_MFA_KEY, ...env }).llm;
+/** The loader's options as the service derives them from these environment variables. */
+const llmOptions = (env: Record<string, string> = {}) => generatorOptions(loadConfig({ JWT_SECRET_KEY: TEST_JWT_SECRET, MFA_ENCRYPTION_KEY: TEST_MFA_KEY, ...env }).llm);
 const tempDir = (name: string) => mkdtempSync(path.join(os.tmpdir(), `hearth-llm-${name}-`));
 
 function captureLog() {
@@ -74,7 +76,7 @@ describe('local backend: node-llama-cpp on stories260K', () => {
   let timeout = 30;
   const captured = captureLog();
   beforeAll(async () => {
-    const loaded = await loadGenerator({ config: llmConfig({ N_CTX: '65536', N_THREADS: '1' }), modelDir, timeoutSeconds: () => timeout, log: captured.log, maxWaiting: 3 });
+    const loaded = await loadGenerator({ ...llmOptions({ N_CTX: '65536', N_THREADS: '1' }), modelDir, timeoutSeconds: () => timeout, log: captured.log, maxWaiting: 3 });
     gen = loaded as LocalGenerator;
   });
   afterAll(async () => gen?.close());
@@ -200,18 +202,18 @@ describe('local backend: node-llama-cpp on stories260K', () => {
 describe('choosing the backend', () => {
   it('hosted beats INFERENCE_URL, which beats a local GGUF; nothing installed is null', async () => {
     const both = { INFERENCE_URL: 'http://127.0.0.1:9/', N_THREADS: '1' };
-    const hosted = await loadGenerator({ config: llmConfig({ ...both, LLM_BACKEND: 'hosted', HOSTED_LLM_API_KEY: KEY, HOSTED_LLM_MODEL: 'm' }), modelDir, timeoutSeconds: 5 });
+    const hosted = await loadGenerator({ ...llmOptions({ ...both, LLM_BACKEND: 'hosted', HOSTED_LLM_API_KEY: KEY, HOSTED_LLM_MODEL: 'm' }), modelDir, timeoutSeconds: 5 });
     expect(hosted?.info()).toMatchObject({ backend: 'hosted', model: 'm', device: 'remote' });
-    const server = await loadGenerator({ config: llmConfig(both), modelDir, timeoutSeconds: 5 });
+    const server = await loadGenerator({ ...llmOptions(both), modelDir, timeoutSeconds: 5 });
     expect(server?.info()).toMatchObject({ backend: 'inference-server', model: 'llama.cpp server' });
-    expect(await loadGenerator({ config: llmConfig(), modelDir: tempDir('empty'), timeoutSeconds: 5 })).toBeNull();
+    expect(await loadGenerator({ ...llmOptions(), modelDir: tempDir('empty'), timeoutSeconds: 5 })).toBeNull();
   });
 
   it('refuses a GGUF whose sha256 no longer matches its manifest', async () => {
     const dir = tempDir('tampered');
     await importLlm(STORIES, { modelDir: dir });
     tamper(path.join(dir, 'llm', 'stories260K', 'model.gguf'));
-    await expect(loadGenerator({ config: llmConfig(), modelDir: dir, timeoutSeconds: 5 })).rejects.toThrow(/refused: model\.gguf has sha256/);
+    await expect(loadGenerator({ ...llmOptions(), modelDir: dir, timeoutSeconds: 5 })).rejects.toThrow(/refused: model\.gguf has sha256/);
     rmSync(dir, { recursive: true, force: true });
   });
 });
@@ -239,7 +241,7 @@ describe('models CLI for chat models', () => {
     expect(readFileSync(path.join(dir, 'llm', 'ACTIVE'), 'utf8').trim()).toBe('tiny-story');
     const preset = LLM_PRESETS['smollm2-135m-instruct-q8'];
     const hub = http.createServer((req, res) => {
-      if (req.url === `/${preset.repo}/resolve/${preset.revision}/${preset.file.path}`) res.end(readFileSync(STORIES));
+      if (req.url === `/${preset.repo}/resolve/${preset.revision}/${preset.files.model.path}`) res.end(readFileSync(STORIES));
       else res.writeHead(404).end();
     });
     await new Promise<void>((resolve) => hub.listen(0, '127.0.0.1', resolve));
@@ -264,8 +266,8 @@ describe('OpenAI-compatible backends against a loopback server', () => {
   const unauthorised = { status: 401, body: { error: { message: `Incorrect API key provided: ${KEY}`, type: 'invalid_request_error', code: 'invalid_api_key' } } };
   beforeAll(async () => {
     wire = await OpenAIWireServer.start();
-    const config = llmConfig(wire.hostedEnv(KEY));
-    hosted = (await loadGenerator({ config, modelDir, timeoutSeconds: () => timeout, log: captured.log }))!;
+    const options = llmOptions(wire.hostedEnv(KEY));
+    hosted = (await loadGenerator({ ...options, modelDir, timeoutSeconds: () => timeout, log: captured.log }))!;
   });
   afterAll(async () => wire.close());
   beforeEach(() => wire.reset());
@@ -302,8 +304,8 @@ describe('OpenAI-compatible backends against a loopback server', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
-    const config = llmConfig({ LLM_BACKEND: 'hosted', HOSTED_LLM_API_KEY: KEY, HOSTED_LLM_MODEL: 'm', HOSTED_LLM_BASE_URL: `http://127.0.0.1:${port}/v1` });
-    const down = (await loadGenerator({ config, modelDir, timeoutSeconds: 5, log: captured.log }))!;
+    const options = llmOptions({ LLM_BACKEND: 'hosted', HOSTED_LLM_API_KEY: KEY, HOSTED_LLM_MODEL: 'm', HOSTED_LLM_BASE_URL: `http://127.0.0.1:${port}/v1` });
+    const down = (await loadGenerator({ ...options, modelDir, timeoutSeconds: 5, log: captured.log }))!;
     const refused = await failure(down.generate(story, { maxTokens: 5 }));
     expect(refused).toBeInstanceOf(UpstreamError);
     expect(refused.message).toMatch(/unreachable/);
@@ -329,7 +331,7 @@ describe('OpenAI-compatible backends against a loopback server', () => {
 
   it('talks to a llama.cpp server on INFERENCE_URL without a key and names its model', async () => {
     wire.script(hello, unauthorised);
-    const server = (await loadGenerator({ config: llmConfig({ INFERENCE_URL: wire.url }), modelDir, timeoutSeconds: 5 }))!;
+    const server = (await loadGenerator({ ...llmOptions({ INFERENCE_URL: wire.url }), modelDir, timeoutSeconds: 5 }))!;
     expect(server.info()).toMatchObject({ backend: 'inference-server', model: 'served-model', file: null });
     expect((await server.generate(story, { maxTokens: 5, onToken: () => undefined })).text).toBe('Hello world');
     expect(wire.requests.map((request) => `${request.method} ${request.url}`)).toEqual(['GET /v1/models', 'POST /v1/chat/completions']);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadEmbedder, type Embedder } from '../native/embeddings/index.js';
-import { openVectorIndex } from '../native/vector-index/hnsw-index.js';
+import { openVectorIndex } from '../native/vector-index/index.js';
 import { FUSION_CANDIDATES, runRetrievalHarness } from '../bench/retrieval-harness.js';
 import { openDatabase } from '../core/db/database.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery } from '../plugins/retrieval/keyword-query.js';

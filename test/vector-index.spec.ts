@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { HNSW_PARAMETERS, openVectorIndex } from '../native/vector-index/hnsw-index.js';
+import { HNSW_PARAMETERS, openVectorIndex } from '../native/vector-index/index.js';
 
 const DIM = 16;
 

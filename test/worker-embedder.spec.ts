@@ -7,8 +7,7 @@ import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadEmbedder, type Embedder } from '../native/embeddings/index.js';
-import { loadEmbedder as loadOnThisThread } from '../native/embeddings/models.js';
+import { loadEmbedder, loadEmbedderOnThisThread as loadOnThisThread, type Embedder } from '../native/embeddings/index.js';
 import { prose } from './fixtures/documents.js';
 import { installTinyEmbeddingModel } from './fixtures/tiny-embedding-model.js';
 

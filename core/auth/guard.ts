@@ -8,7 +8,7 @@ export const ROLES = ['viewer', 'editor', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** What a route declares in `config.access`: public, or a minimum role and optionally a tier. */
-export type Access = { public: true } | { role: Role; tier?: Tier };
+type Access = { public: true } | { role: Role; tier?: Tier };
 
 export interface Principal {
   id: string;
@@ -41,7 +41,7 @@ declare module 'fastify' {
   }
 }
 
-export function roleAtLeast(actual: Role, required: Role): boolean {
+function roleAtLeast(actual: Role, required: Role): boolean {
   return ROLES.indexOf(actual) >= ROLES.indexOf(required);
 }
 

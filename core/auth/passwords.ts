@@ -5,7 +5,7 @@ import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD } from '../config.js';
 /** OWASP's argon2id profile (19 MiB, t=2, p=1): strong, and affordable on a Jetson. */
 const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
 
-export const PASSWORD_MIN_LENGTH = 12;
+const PASSWORD_MIN_LENGTH = 12;
 export const PASSWORD_MAX_LENGTH = 256;
 
 export function hashPassword(password: string): Promise<string> {

@@ -5,7 +5,7 @@ import { clock } from '../clock.js';
 import type { JwtAlgorithm } from '../config.js';
 import { unauthorized } from '../errors.js';
 
-export type TokenType = 'access' | 'refresh';
+type TokenType = 'access' | 'refresh';
 
 export interface TokenClaims {
   sub: string;

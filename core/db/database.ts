@@ -37,7 +37,7 @@ export async function openDatabase(file: string): Promise<Db> {
 }
 
 /** Runs compiled SQL at once on the connection, or answers undefined when it must go through kysely. */
-export type DirectRunner = (sql: string, parameters: readonly unknown[]) => unknown[] | undefined;
+type DirectRunner = (sql: string, parameters: readonly unknown[]) => unknown[] | undefined;
 
 const directRunners = new WeakMap<object, DirectRunner>();
 
@@ -47,7 +47,7 @@ export function directRunner(db: object): DirectRunner | undefined {
 }
 
 /** Runs a compiled read at once on the connection; inside another caller's open transaction it sees what that one wrote so far. */
-export type DirectReader = (sql: string, parameters: readonly unknown[]) => unknown[];
+type DirectReader = (sql: string, parameters: readonly unknown[]) => unknown[];
 
 const directReaders = new WeakMap<object, DirectReader>();
 
@@ -80,7 +80,7 @@ function withStatementCache(sqlite: SQLite.Database) {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
-export async function migrate(db: Db): Promise<void> {
+async function migrate(db: Db): Promise<void> {
   const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
   const failed = results?.find((result) => result.status === 'Error');
   if (error) throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);

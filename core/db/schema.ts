@@ -41,14 +41,14 @@ export interface UsersTable {
   updated_at: number;
 }
 
-export interface SettingsTable {
+interface SettingsTable {
   key: string;
   /** JSON-encoded value. */
   value: string;
   updated_at: number;
 }
 
-export interface AuthSessionsTable {
+interface AuthSessionsTable {
   id: string;
   user_id: string;
   /** jti of the one refresh token that may still be exchanged; older ones are reuse. */
@@ -84,7 +84,7 @@ export interface TotpTable {
   enrolled_at: number | null;
 }
 
-export interface RecoveryCodesTable {
+interface RecoveryCodesTable {
   id: string;
   user_id: string;
   /** scrypt with a per-code salt; the code itself is shown once, at enrolment. */
@@ -143,7 +143,7 @@ export interface OidcLoginStatesTable {
 }
 
 /** Who a returning OIDC user is: (issuer, sub), never the email. */
-export interface OidcIdentitiesTable {
+interface OidcIdentitiesTable {
   issuer: string;
   subject: string;
   provider: string;
@@ -152,7 +152,7 @@ export interface OidcIdentitiesTable {
 }
 
 /** The one-time code that hands a finished OIDC login to the web UI (60 s, single use). */
-export interface OidcHandoffsTable {
+interface OidcHandoffsTable {
   code_hash: string;
   user_id: string;
   created_at: number;

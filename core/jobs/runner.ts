@@ -14,7 +14,7 @@ export interface JobContext {
   report(result: JobResult): void;
 }
 
-export type JobWork = (context: JobContext) => Promise<void>;
+type JobWork = (context: JobContext) => Promise<void>;
 
 export class JobCancelled extends Error {
   constructor(message = 'cancelled') {
@@ -23,7 +23,7 @@ export class JobCancelled extends Error {
 }
 
 /** A stop of the service, not a user's cancel: the work's queued items stay queued and resume at the next start. */
-export class JobInterrupted extends JobCancelled {
+class JobInterrupted extends JobCancelled {
   constructor() {
     super('interrupted by a stop of the service');
   }

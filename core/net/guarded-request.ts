@@ -9,7 +9,7 @@ import { checkUrl, type Network, type NetworkPolicy, type ResolvedAddress } from
  * never followed here: a caller that follows one checks its Location like any other URL.
  */
 
-export interface PinnedRequestInit {
+interface PinnedRequestInit {
   method: string;
   headers: Record<string, string>;
   body?: string | Buffer;
@@ -52,7 +52,7 @@ async function readCapped(response: IncomingMessage, maxBytes: number): Promise<
 }
 
 /** The subset of fetch()'s init that clients taking a custom fetch send (openid-client, oauth4webapi). */
-export interface FetchInit {
+interface FetchInit {
   method?: string;
   headers?: Record<string, string>;
   body?: string | URLSearchParams | ArrayBuffer | Uint8Array | ReadableStream | null;

@@ -60,7 +60,7 @@ export class UrlUnresolvable extends Error {
   }
 }
 
-export const defaultResolver: Resolver = async (hostname) =>
+const defaultResolver: Resolver = async (hostname) =>
   (await lookup(hostname, { all: true, verbatim: true })).map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
 
 export const systemNetwork: Network = { resolve: defaultResolver, dial: (checked) => checked };

@@ -1,19 +1,17 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { copyFileOwnerOnly } from '../../core/owner-only.js';
-import { embeddingsRoot, hashModelFiles, modelFolder, MODEL_ID_PATTERN, moveIntoPlace, readManifest, setActiveModel, sha256File, writeManifest, type ModelManifest } from './manifest.js';
+import { installModelFiles, pullPinnedFiles, readManifest, type EmbeddingManifest, type EmbeddingPreset, type PullOptions } from '../model-files/index.js';
 import { OnnxEmbedder } from './onnx-embedder.js';
 
-/** Absolute paths of the files that make a model; they are copied under fixed names. */
-export interface ModelSourceFiles {
+/** Absolute paths of the files that make an embedding model; they are copied under fixed names. */
+interface ModelSourceFiles {
   model: string;
   tokenizer: string;
   tokenizer_config?: string;
   config?: string;
 }
 
-export interface InstallModelOptions {
+interface InstallModelOptions {
   modelDir: string;
   id: string;
   files: ModelSourceFiles;
@@ -35,6 +33,8 @@ const TARGET_NAMES: Record<keyof ModelSourceFiles, string> = {
   tokenizer_config: 'tokenizer_config.json',
   config: 'config.json',
 };
+/** Files the embedder loads; config.json is kept and pinned, not loaded. */
+const LOADED = ['model', 'tokenizer', 'tokenizer_config'] as const;
 
 async function readJson(file: string | undefined): Promise<Record<string, unknown>> {
   if (!file) return {};
@@ -57,62 +57,49 @@ async function inferMaxTokens(files: ModelSourceFiles): Promise<number> {
   return 512;
 }
 
+/** Loads the staged copy with ONNX Runtime: a model that does not load is refused, and its dimension is read. */
+async function probeDimension(staging: string, id: string, maxTokens: number, hasTokenizerConfig: boolean): Promise<number> {
+  const probe = await OnnxEmbedder.create({
+    modelPath: path.join(staging, TARGET_NAMES.model),
+    tokenizerPath: path.join(staging, TARGET_NAMES.tokenizer),
+    tokenizerConfigPath: hasTokenizerConfig ? path.join(staging, TARGET_NAMES.tokenizer_config) : undefined,
+    modelId: id,
+    maxTokens,
+    device: 'cpu',
+  });
+  const dimension = probe.dimension;
+  await probe.close();
+  return dimension;
+}
+
 /**
- * Copies a model into a staging folder, hashes it, probes it with ONNX Runtime for its dimension,
- * writes the manifest, then renames it into `${modelDir}/embeddings/<id>/` (replacing an older copy).
+ * Installs an embedding model under `${modelDir}/embeddings/<id>/` through model-files (staged copy,
+ * sha256, manifest, ACTIVE), once ONNX Runtime has loaded the copy and reported its dimension.
  */
-export async function installModel(opts: InstallModelOptions): Promise<ModelManifest> {
-  if (!MODEL_ID_PATTERN.test(opts.id)) throw new Error(`invalid model id "${opts.id}" (letters, digits, . _ - only)`);
-  const root = embeddingsRoot(opts.modelDir);
-  const staging = path.join(root, `.staging-${opts.id}-${randomBytes(4).toString('hex')}`);
-  await mkdir(staging, { recursive: true });
-  try {
-    const files: ModelManifest['files'] = { model: TARGET_NAMES.model, tokenizer: TARGET_NAMES.tokenizer };
-    for (const key of Object.keys(TARGET_NAMES) as (keyof ModelSourceFiles)[]) {
-      const from = opts.files[key];
-      if (!from) continue;
-      await copyFileOwnerOnly(from, path.join(staging, TARGET_NAMES[key]));
-      if (key === 'tokenizer_config') files.tokenizer_config = TARGET_NAMES.tokenizer_config;
-    }
-    const sha256 = await hashModelFiles(staging, files);
-    if (opts.files.config) sha256[TARGET_NAMES.config] = await sha256File(path.join(staging, TARGET_NAMES.config));
-    for (const [key, expected] of Object.entries(opts.expectedSha256 ?? {})) {
-      const actual = sha256[TARGET_NAMES[key as keyof ModelSourceFiles]];
-      if (expected && actual !== expected.toLowerCase()) throw new Error(`${opts.files[key as keyof ModelSourceFiles]}: sha256 ${actual} does not match the expected ${expected}`);
-    }
-    const maxTokens = opts.maxTokens ?? (await inferMaxTokens(opts.files));
-    const probe = await OnnxEmbedder.create({
-      modelPath: path.join(staging, files.model),
-      tokenizerPath: path.join(staging, files.tokenizer),
-      tokenizerConfigPath: files.tokenizer_config ? path.join(staging, files.tokenizer_config) : undefined,
-      modelId: opts.id,
-      maxTokens,
-      device: 'cpu',
-    });
-    const dimension = probe.dimension;
-    await probe.close();
-    const manifest: ModelManifest = {
-      id: opts.id,
-      name: opts.name ?? opts.id,
-      kind: 'embedding',
-      files,
-      sha256,
-      dimension,
+export async function installModel(opts: InstallModelOptions): Promise<EmbeddingManifest> {
+  const files = Object.fromEntries(
+    (Object.keys(TARGET_NAMES) as (keyof ModelSourceFiles)[]).map((role) => [role, opts.files[role] ? { from: opts.files[role], to: TARGET_NAMES[role] } : undefined]),
+  );
+  const maxTokens = opts.maxTokens ?? (await inferMaxTokens(opts.files));
+  return installModelFiles({
+    modelDir: opts.modelDir,
+    kind: 'embedding',
+    id: opts.id,
+    files,
+    listed: LOADED,
+    expectedSha256: opts.expectedSha256,
+    source: opts.source,
+    name: opts.name,
+    licence: opts.licence,
+    method: opts.method,
+    activate: opts.activate,
+    inspect: async (staging) => ({
+      dimension: await probeDimension(staging, opts.id, maxTokens, !!opts.files.tokenizer_config),
       max_tokens: maxTokens,
       pooling: 'mean',
       normalize: true,
-      source: opts.source,
-      licence: opts.licence ?? 'unknown (not stated by the source)',
-      ...(opts.method ? { method: opts.method } : {}),
-      installed_at: new Date().toISOString(),
-    };
-    await writeManifest(staging, manifest);
-    await moveIntoPlace(staging, modelFolder(opts.modelDir, opts.id));
-    if (opts.activate ?? true) await setActiveModel(opts.modelDir, opts.id);
-    return manifest;
-  } finally {
-    await rm(staging, { recursive: true, force: true });
-  }
+    }),
+  });
 }
 
 async function exists(file: string): Promise<boolean> {
@@ -120,7 +107,7 @@ async function exists(file: string): Promise<boolean> {
 }
 
 /** Finds model.onnx, or onnx/model.onnx, or the single onnx/model*.onnx in an exported folder. */
-export async function findModelFile(dir: string, preferred?: string): Promise<string> {
+async function findModelFile(dir: string, preferred?: string): Promise<string> {
   if (preferred) {
     const file = path.resolve(dir, preferred);
     if (!(await exists(file))) throw new Error(`${file} not found`);
@@ -134,7 +121,7 @@ export async function findModelFile(dir: string, preferred?: string): Promise<st
   throw new Error(`no model.onnx or onnx/model*.onnx in ${dir}`);
 }
 
-export interface ImportOptions {
+interface ImportOptions {
   modelDir: string;
   id?: string;
   name?: string;
@@ -146,7 +133,7 @@ export interface ImportOptions {
 }
 
 /** Imports an exported model folder (USB stick, copied hub snapshot, another Hearth's model folder). */
-export async function importModelFolder(dir: string, opts: ImportOptions): Promise<ModelManifest> {
+export async function importModelFolder(dir: string, opts: ImportOptions): Promise<EmbeddingManifest> {
   const src = path.resolve(dir);
   const model = await findModelFile(src, opts.modelFile);
   const tokenizer = path.join(src, 'tokenizer.json');
@@ -161,9 +148,9 @@ export async function importModelFolder(dir: string, opts: ImportOptions): Promi
   };
   // A folder exported by Hearth carries its manifest: its pins must still hold after the copy.
   let expectedSha256: InstallModelOptions['expectedSha256'];
-  let carried: ModelManifest | undefined;
+  let carried: EmbeddingManifest | undefined;
   if (await exists(path.join(src, 'manifest.json'))) {
-    carried = await readManifest(src);
+    carried = await readManifest(src, 'embedding');
     const pin = (name: string | undefined) => (name ? carried!.sha256[name] : undefined);
     expectedSha256 = { model: pin(carried.files.model), tokenizer: pin(carried.files.tokenizer), tokenizer_config: pin(carried.files.tokenizer_config) };
     if (path.resolve(src, carried.files.model) !== model) throw new Error(`${src}/manifest.json names ${carried.files.model}, not ${path.relative(src, model)}`);
@@ -180,4 +167,22 @@ export async function importModelFolder(dir: string, opts: ImportOptions): Promi
     expectedSha256,
     activate: opts.activate,
   });
+}
+
+/** Fetches a preset by its pins (model-files), then installs it like an import. Nothing is left on failure. */
+export async function pullModel(opts: PullOptions & { preset: EmbeddingPreset }): Promise<EmbeddingManifest> {
+  const { preset } = opts;
+  return pullPinnedFiles('embedding', preset, opts, (local, source) =>
+    installModel({
+      modelDir: opts.modelDir,
+      id: preset.id,
+      files: local as unknown as ModelSourceFiles,
+      source,
+      name: preset.name,
+      licence: preset.licence,
+      maxTokens: preset.maxTokens,
+      expectedSha256: Object.fromEntries(Object.entries(preset.files).map(([role, pin]) => [role, pin?.sha256])),
+      activate: opts.activate,
+    }),
+  );
 }

@@ -2,8 +2,8 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Tokenizer } from '@huggingface/tokenizers';
 import type { Embedder } from './embedder.js';
-import { modelFolder, readManifest } from './manifest.js';
-import { resolveActiveModel, type LoadEmbedderOptions } from './models.js';
+import { modelFolder, readManifest, resolveActiveModel } from '../model-files/index.js';
+import type { LoadEmbedderOptions } from './models.js';
 import { readTokenizer } from './onnx-embedder.js';
 
 /** What the thread is started with: loadEmbedder's options for one installed model, less the logger. */
@@ -29,12 +29,12 @@ const THREAD_LIMITS = { maxYoungGenerationSizeMb: 4 };
 
 /**
  * In dist/ tsup builds the thread as embedder-thread.js beside this chunk. From source (vitest, tsx)
- * it is TypeScript, loaded by the default model's bootstrap once tsx's loader is in place.
+ * it is TypeScript, loaded by core/worker-bootstrap.mjs once tsx's loader is in place.
  */
 function startThread(start: ThreadStart): Worker {
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./embedder-thread.js', import.meta.url), { workerData: start, resourceLimits: THREAD_LIMITS });
   const entry = new URL('./embedder-thread.ts', import.meta.url).href;
-  return new Worker(new URL('./default-model/worker-bootstrap.mjs', import.meta.url), { workerData: { ...start, entry }, execArgv: [], resourceLimits: THREAD_LIMITS });
+  return new Worker(new URL('../../core/worker-bootstrap.mjs', import.meta.url), { workerData: { ...start, entry }, execArgv: [], resourceLimits: THREAD_LIMITS });
 }
 
 interface Pending {
@@ -154,15 +154,15 @@ function loaded(worker: Worker, log: LoadEmbedderOptions['log']): Promise<Ready>
 }
 
 async function loadTokenizer(modelDir: string, id: string): Promise<Tokenizer> {
-  const folder = modelFolder(modelDir, id);
-  const { files } = await readManifest(folder);
+  const folder = modelFolder(modelDir, 'embedding', id);
+  const { files } = await readManifest(folder, 'embedding');
   const { tokenizer } = await readTokenizer(path.join(folder, files.tokenizer), files.tokenizer_config && path.join(folder, files.tokenizer_config));
   return tokenizer;
 }
 
 /** The active embedder (or options.id), in a worker thread; null when no embedding model is installed. */
 export async function loadEmbedder(options: LoadEmbedderOptions): Promise<Embedder | null> {
-  const id = options.id ?? (await resolveActiveModel(options.modelDir))?.id;
+  const id = options.id ?? (await resolveActiveModel(options.modelDir, 'embedding'))?.id;
   if (!id) return null;
   return WorkerEmbedder.start({ ...options, id });
 }

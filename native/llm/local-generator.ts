@@ -6,7 +6,7 @@ import { GenerationQueue } from './generation-queue.js';
 import { silentLog, type LlmLog } from './llm-log.js';
 import { GenerationTimeoutError, GeneratorBusyError, type ChatMessage, type GenerateOptions, type GenerationResult, type Generator, type GeneratorInfo } from './generator.js';
 
-export interface LocalGeneratorOptions {
+interface LocalGeneratorOptions {
   modelPath: string;
   /** Shown in model-info and health: the manifest name. */
   name: string;

@@ -5,7 +5,7 @@ import { silentLog, type LlmLog } from './llm-log.js';
 
 export const DEFAULT_HOSTED_BASE_URL = 'https://api.openai.com/v1';
 
-export interface OpenAIGeneratorOptions {
+interface OpenAIGeneratorOptions {
   /** 'hosted': a cloud API with a key; 'inference-server': a llama.cpp server on INFERENCE_URL, no key. */
   backend: 'hosted' | 'inference-server';
   /** The API root ending in /v1; /chat/completions is appended. */

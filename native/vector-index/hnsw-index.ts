@@ -34,7 +34,7 @@ interface Sidecar {
   saved_at: string;
 }
 
-export interface OpenVectorIndexOptions {
+interface OpenVectorIndexOptions {
   /** Base path beside the SQLite file, e.g. data/vectors.hnsw: `<file>.json` plus `<file>.<generation>`. */
   file: string;
   dimension: number;
@@ -53,7 +53,7 @@ export interface OpenVectorIndexOptions {
  * interface, cosine. Remove uses markDelete and a later add reuses the freed slot
  * (allowReplaceDeleted), so deleting documents does not grow the file.
  */
-export class HnswVectorIndex implements VectorIndex {
+class HnswVectorIndex implements VectorIndex {
   private readonly live: Set<number>;
   private saving: Promise<void> | null = null;
   /** Mutations made while a save is writing: applied when it finishes, so the writer never sees a moving graph. */

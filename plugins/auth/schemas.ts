@@ -37,8 +37,8 @@ export const PasswordChangeBody = Type.Object(
 );
 
 const lifetime = (min: number, max: number) => Type.Integer({ minimum: min, maximum: max });
-export const ACCESS_RANGE = [60, 86_400] as const;
-export const REFRESH_RANGE = [300, 7_776_000] as const;
+const ACCESS_RANGE = [60, 86_400] as const;
+const REFRESH_RANGE = [300, 7_776_000] as const;
 
 export const AuthSettingsView = Type.Object({
   access_token_seconds: Type.Integer(),

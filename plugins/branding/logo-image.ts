@@ -1,13 +1,13 @@
 import { unprocessable, unsupportedMediaType } from '../../core/errors.js';
 
 export const LOGO_MAX_UPLOAD_BYTES = 2 * 1024 * 1024;
-export const LOGO_MAX_SIDE = 512;
+const LOGO_MAX_SIDE = 512;
 /** Larger inputs are refused before decoding: a tiny compressed file can declare gigapixels. */
-export const LOGO_MAX_INPUT_PIXELS = 4096 * 4096;
+const LOGO_MAX_INPUT_PIXELS = 4096 * 4096;
 
 const ACCEPTED_FORMATS = new Set(['png', 'jpeg', 'webp', 'gif', 'svg']);
 
-export interface NormalisedLogo {
+interface NormalisedLogo {
   png: Buffer;
   width: number;
   height: number;

@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import type { BrandingLogoTable } from '../../core/db/schema.js';
 
-export type LogoRow = Selectable<BrandingLogoTable>;
+type LogoRow = Selectable<BrandingLogoTable>;
 
 /** The one logo lives in row id 1. */
 const LOGO_ID = 1;

@@ -7,9 +7,9 @@ import type { BrandingLogoRepository } from './repository.js';
 import { BRANDING_DEFAULTS, type BrandingBody, type BrandingView, LOGO_URL, type StoredBranding } from './schemas.js';
 
 /** The whole configuration is one settings key, so a PUT is one atomic write. */
-export const BRANDING_SETTING = 'branding';
+const BRANDING_SETTING = 'branding';
 
-export interface LogoFile {
+interface LogoFile {
   png: Buffer;
   etag: string;
 }

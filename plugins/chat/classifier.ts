@@ -1,11 +1,11 @@
-import type { Generator } from '../../native/llm/generator.js';
+import type { Generator } from '../../native/llm/index.js';
 
 /**
  * The deterministic query classifier: small talk is answered without retrieval, a document question
  * goes to retrieval, and a question naming files or years goes to retrieval with metadata hints
  * (the filter hooks turn them into search filters). Cases the rules cannot tell are 'ambiguous'.
  */
-export type SmallTalk = 'greeting' | 'thanks' | 'farewell' | 'acknowledgement' | 'about' | 'chit_chat';
+type SmallTalk = 'greeting' | 'thanks' | 'farewell' | 'acknowledgement' | 'about' | 'chit_chat';
 
 export interface MetadataHints {
   /** File names the question names, lower case ("in budget-2023.pdf"). */

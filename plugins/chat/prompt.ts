@@ -1,11 +1,11 @@
-import type { ChatMessage } from '../../native/llm/generator.js';
+import type { ChatMessage } from '../../native/llm/index.js';
 import type { PastTurn } from '../conversations/service.js';
 import type { SourceView } from '../conversations/schemas.js';
 import { stripMarkers } from './markers.js';
 
 /** The fixed texts and the prompt layout: system, then history, then one user message with the numbered sources and the question. */
 
-export const SYSTEM_PROMPT =
+const SYSTEM_PROMPT =
   'You are Hearth, an assistant that answers questions using only the numbered sources given with the question. ' +
   'Cite the sources you use by their numbers in square brackets, like [1] or [2]. ' +
   'If the sources do not contain the answer, say that you could not find it in the documents. Answer concisely.';
@@ -14,7 +14,7 @@ export const NOTHING_FOUND = 'I could not find this in the documents.';
 export const EXTRACTIVE_PREFIX = 'No language model is installed; here are the most relevant passages:';
 
 /** "report.pdf, page 2, Chapter 2" */
-export function sourceLabel(source: Pick<SourceView, 'filename' | 'page' | 'heading'>): string {
+function sourceLabel(source: Pick<SourceView, 'filename' | 'page' | 'heading'>): string {
   return [source.filename, source.page !== undefined ? `page ${source.page}` : null, source.heading ?? null].filter(Boolean).join(', ');
 }
 
@@ -22,7 +22,7 @@ export function sourceBlock(source: SourceView): string {
   return `[${source.marker}] ${sourceLabel(source)}\n${source.text}`;
 }
 
-export function questionMessage(sources: SourceView[], query: string): string {
+function questionMessage(sources: SourceView[], query: string): string {
   return sources.length ? `Sources:\n\n${sources.map(sourceBlock).join('\n\n')}\n\nQuestion: ${query}` : `Question: ${query}`;
 }
 

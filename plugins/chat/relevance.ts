@@ -15,7 +15,7 @@ const stem = (word: string) => {
   return (base.length >= 3 ? base : word).slice(0, 6);
 };
 
-export function contentStems(text: string): Set<string> {
+function contentStems(text: string): Set<string> {
   return new Set(queryWords(text).filter((word) => word.length > 1 && !STOPWORDS.has(word)).map(stem));
 }
 

@@ -1,4 +1,4 @@
-import type { Generator } from '../../native/llm/generator.js';
+import type { Generator } from '../../native/llm/index.js';
 import type { PastTurn } from '../conversations/service.js';
 import { candidateTerms, queryWords } from '../retrieval/keyword-query.js';
 import { normalise } from './classifier.js';

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { principalOf } from '../../core/auth/guard.js';
 import { HttpError } from '../../core/errors.js';
-import { GenerationTimeoutError, GeneratorBusyError, UpstreamError } from '../../native/llm/generator.js';
+import { GenerationTimeoutError, GeneratorBusyError, UpstreamError } from '../../native/llm/index.js';
 import { ChatBody, ChatResponse } from './schemas.js';
 import { ChatCancelled, type OpenChat } from './service.js';
 
@@ -16,7 +16,7 @@ const HEARTBEAT_MS = 15_000;
 const retryAfter = (seconds: number) => ({ 'retry-after': String(Math.max(1, Math.ceil(seconds))) });
 
 /** The model's failures as the one error shape: busy 503, timeout 504, upstream 502 (Retry-After passed on from a 429). */
-export function generationError(error: unknown): HttpError | undefined {
+function generationError(error: unknown): HttpError | undefined {
   if (error instanceof HttpError) return error;
   if (error instanceof GeneratorBusyError) return new HttpError(503, 'model_busy', error.message, undefined, retryAfter(error.retryAfterSeconds));
   if (error instanceof GenerationTimeoutError) return new HttpError(504, 'generation_timeout', error.message);

@@ -5,8 +5,8 @@ import { RetrievalSettingsSchema } from '../retrieval/schemas.js';
 import { SEARCH_MODES } from '../retrieval/service.js';
 import { CHAT_DEFAULT_K } from './service.js';
 
-export const CHAT_MAX_K = 20;
-export const QUERY_MAX_LENGTH = 4000;
+const CHAT_MAX_K = 20;
+const QUERY_MAX_LENGTH = 4000;
 
 export const ChatBody = Type.Object(
   {
@@ -59,5 +59,3 @@ const metadata = {
 };
 
 export const ChatResponse = Type.Object({ ...metadata, answer: Type.String() });
-/** The `done` event: everything of the JSON answer but the answer itself, which came as deltas. */
-export const ChatDoneEvent = Type.Object(metadata);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { LogPrivacy } from '../../core/logger.js';
 import type { SettingsStore } from '../../core/settings/store.js';
-import type { Generator } from '../../native/llm/generator.js';
+import type { Generator } from '../../native/llm/index.js';
 import type { AnswerMode, SourceView } from '../conversations/schemas.js';
 import type { ConversationsService, PastTurn } from '../conversations/service.js';
 import type { SearchFilters } from '../retrieval/repository.js';
@@ -18,7 +18,7 @@ export const CHAT_DEFAULT_K = 5;
 /** Past turns put into the prompt at most (the budget may drop more): older ones rarely help and cost counting. */
 const PROMPT_HISTORY_TURNS = 6;
 
-export interface ChatRequest {
+interface ChatRequest {
   query: string;
   conversation_id?: string;
   k?: number;
@@ -33,7 +33,7 @@ export interface OpenChat {
   request: ChatRequest;
 }
 
-export type ChatRetrievalSettings = Partial<RetrievalSettings> & {
+type ChatRetrievalSettings = Partial<RetrievalSettings> & {
   k: number;
   mode: SearchMode;
   classification: Classification['kind'];
@@ -41,7 +41,7 @@ export type ChatRetrievalSettings = Partial<RetrievalSettings> & {
   rewritten_query: string | null;
 };
 
-export interface ChatAnswer {
+interface ChatAnswer {
   conversation_id: string;
   answer: string;
   sources: SourceView[];
@@ -51,7 +51,7 @@ export interface ChatAnswer {
   mode: AnswerMode;
 }
 
-export interface ChatRun {
+interface ChatRun {
   /** Each piece of the answer, in order, as it is ready (the stream's delta events). */
   onDelta: (text: string) => void;
   /** Aborted when the client goes away: the generation stops and nothing is stored. */
@@ -69,7 +69,7 @@ export class ChatCancelled extends Error {
   }
 }
 
-export interface ChatDependencies {
+interface ChatDependencies {
   retrieval: Pick<RetrievalService, 'search'>;
   conversations: ConversationsService;
   /** The chat model in force, or null (no model installed: extractive answers). Read per request. */

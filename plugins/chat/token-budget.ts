@@ -1,5 +1,5 @@
 import { badRequest } from '../../core/errors.js';
-import type { ChatMessage, Generator } from '../../native/llm/generator.js';
+import type { ChatMessage, Generator } from '../../native/llm/index.js';
 import type { SourceView } from '../conversations/schemas.js';
 import type { PastTurn } from '../conversations/service.js';
 import { buildMessages, sourceBlock } from './prompt.js';
@@ -13,7 +13,7 @@ export interface TokenBudget {
   turns_dropped: number;
 }
 
-export interface FittedPrompt {
+interface FittedPrompt {
   messages: ChatMessage[];
   /** The sources kept, best first: their markers are unchanged (the lowest-relevance ones go first). */
   sources: SourceView[];

@@ -5,7 +5,7 @@ import type { Db } from '../../core/db/database.js';
 export type ConversationRow = Selectable<ConversationsTable>;
 export type TurnRow = Selectable<ConversationTurnsTable>;
 
-export interface NewTurn {
+interface NewTurn {
   userId: string;
   conversationId: string;
   title: string;

@@ -20,7 +20,7 @@ export const SourceView = Type.Object(
 );
 export type SourceView = Static<typeof SourceView>;
 
-export const ConversationSummary = Type.Object({
+const ConversationSummary = Type.Object({
   id: Type.String(),
   title: Type.String({ description: 'The first question, truncated' }),
   created_at: Type.String({ format: 'date-time' }),
@@ -30,7 +30,7 @@ export const ConversationSummary = Type.Object({
 
 export const ConversationList = Type.Object({ conversations: Type.Array(ConversationSummary), total: Type.Integer() });
 
-export const TurnView = Type.Object({
+const TurnView = Type.Object({
   query: Type.String(),
   answer: Type.String(),
   sources: Type.Array(SourceView),

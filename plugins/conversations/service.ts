@@ -5,9 +5,9 @@ import type { ConversationRow, ConversationsRepository, TurnRow } from './reposi
 import type { AnswerMode, ConversationView, SourceView } from './schemas.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-export const TITLE_MAX_LENGTH = 80;
+const TITLE_MAX_LENGTH = 80;
 
-export interface FinishedTurn {
+interface FinishedTurn {
   userId: string;
   conversationId: string;
   query: string;
@@ -68,7 +68,7 @@ export class ConversationsService {
   }
 }
 
-export function titleOf(query: string): string {
+function titleOf(query: string): string {
   const oneLine = query.replace(/\s+/g, ' ').trim();
   return oneLine.length <= TITLE_MAX_LENGTH ? oneLine : `${oneLine.slice(0, TITLE_MAX_LENGTH - 1).trimEnd()}…`;
 }

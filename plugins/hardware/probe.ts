@@ -11,7 +11,7 @@ export interface HardwareProbe {
   jetson(): Promise<JetsonView | null>;
 }
 
-export const JETSON_FILES = { deviceTreeModel: '/proc/device-tree/model', tegraRelease: '/etc/nv_tegra_release' };
+const JETSON_FILES = { deviceTreeModel: '/proc/device-tree/model', tegraRelease: '/etc/nv_tegra_release' };
 
 const MIB = 1024 * 1024;
 

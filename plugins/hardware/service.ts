@@ -9,7 +9,7 @@ interface StaticFacts {
 }
 
 /** systeminformation's graphics() shells out (lspci, nvidia-smi) and can hang on odd hardware. */
-export const GPU_PROBE_TIMEOUT_MS = 5_000;
+const GPU_PROBE_TIMEOUT_MS = 5_000;
 
 function withFallback<T>(work: Promise<T>, fallback: T, ms: number): Promise<T> {
   return new Promise((resolve) => {

@@ -3,7 +3,6 @@ import { HealthRepository } from './repository.js';
 import { healthRoutes } from './routes.js';
 import { HealthService } from './service.js';
 
-export type { ComponentHealth, HealthProbe } from './service.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

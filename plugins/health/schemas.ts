@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { StringEnum } from '../../core/schemas.js';
 
 /** unreachable: a remote component (the inference server, a hosted model) does not answer. */
-export const COMPONENT_STATUSES = ['ok', 'not_installed', 'unreachable', 'error'] as const;
+const COMPONENT_STATUSES = ['ok', 'not_installed', 'unreachable', 'error'] as const;
 
 export const ComponentReport = Type.Object({
   status: StringEnum(COMPONENT_STATUSES),

@@ -4,8 +4,8 @@ import type { HealthRepository } from './repository.js';
 import type { ComponentReport, HealthReport } from './schemas.js';
 
 /** What a probe answers; the registry adds the latency. */
-export type ComponentHealth = Omit<ComponentReport, 'latency_ms'>;
-export type HealthProbe = () => Promise<ComponentHealth>;
+type ComponentHealth = Omit<ComponentReport, 'latency_ms'>;
+type HealthProbe = () => Promise<ComponentHealth>;
 
 /** A probe that hangs must not hang the health check (nor a load balancer polling it). */
 const PROBE_TIMEOUT_MS = 2_000;

@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin';
-import { embedderModelId, loadEmbedder, resolveActiveModel, setActiveModel } from '../../native/embeddings/index.js';
-import { DEFAULT_EMBEDDER_ID, installDefaultModelInBackground, type BackgroundBuild } from '../../native/embeddings/default-model/index.js';
+import { embedderModelId, loadEmbedder } from '../../native/embeddings/index.js';
+import { resolveActiveModel, setActiveModel } from '../../native/model-files/index.js';
+import { DEFAULT_EMBEDDER_ID, installDefaultModelInBackground, type BackgroundBuild } from './default-embedder/index.js';
 import { ChunksRepository } from '../ingestion/chunks-repository.js';
 import { indexRoutes } from './routes.js';
 import { SearchIndex } from './search-index.js';
@@ -97,7 +98,7 @@ export default fp(
     const syncActiveModel = () =>
       (syncing = syncing.then(async () => {
         if (closing) return;
-        const active = await resolveActiveModel(app.config.modelDir);
+        const active = await resolveActiveModel(app.config.modelDir, 'embedding');
         const wanted = active && embedderModelId(active.manifest);
         if (!wanted || wanted === (towards ?? searchIndex.embedder()?.modelId) || wanted === refused) return;
         let embedder;
@@ -136,7 +137,7 @@ export default fp(
         .then(async (manifest) => {
           if (closing) return;
           // An admin may have installed another model meanwhile: it wins.
-          if (!(await resolveActiveModel(modelDir))) await setActiveModel(modelDir, manifest.id);
+          if (!(await resolveActiveModel(modelDir, 'embedding'))) await setActiveModel(modelDir, 'embedding', manifest.id);
           await syncActiveModel();
           const embedder = searchIndex.embedder();
           if (!embedder) throw new Error('the built model could not be put in force');

@@ -1,5 +1,5 @@
-import type { Embedder } from '../../native/embeddings/embedder.js';
-import type { VectorIndex } from '../../native/vector-index/vector-index.js';
+import type { Embedder } from '../../native/embeddings/index.js';
+import type { VectorIndex } from '../../native/vector-index/index.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

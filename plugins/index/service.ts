@@ -5,9 +5,8 @@ import { clock } from '../../core/clock.js';
 import { OngoingProblem } from '../../core/ongoing-problem.js';
 import type { Job } from '../../core/jobs/job.js';
 import type { JobContext, JobRunner } from '../../core/jobs/runner.js';
-import type { Embedder } from '../../native/embeddings/embedder.js';
-import { openVectorIndex } from '../../native/vector-index/hnsw-index.js';
-import type { VectorIndex } from '../../native/vector-index/vector-index.js';
+import type { Embedder } from '../../native/embeddings/index.js';
+import { openVectorIndex, type VectorIndex } from '../../native/vector-index/index.js';
 import { type ChunksRepository, dropVanished } from '../ingestion/chunks-repository.js';
 import type { SearchIndex } from './search-index.js';
 

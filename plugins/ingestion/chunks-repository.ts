@@ -1,7 +1,7 @@
 import type { Insertable } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import type { ChunksTable } from '../../core/db/documents-schema.js';
-import type { VectorIndex } from '../../native/vector-index/vector-index.js';
+import type { VectorIndex } from '../../native/vector-index/index.js';
 
 export type NewChunk = Omit<Insertable<ChunksTable>, 'rowid'>;
 

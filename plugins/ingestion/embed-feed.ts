@@ -1,4 +1,4 @@
-import type { Embedder } from '../../native/embeddings/embedder.js';
+import type { Embedder } from '../../native/embeddings/index.js';
 
 /** Texts at the embedder at once: enough that it has the next run waiting when one ends (it batches them across documents). */
 const IN_FLIGHT_TEXTS = 32;

@@ -41,7 +41,6 @@ export interface ZipLimits {
 export const DEFAULT_ZIP_LIMITS: ZipLimits = { maxTotalBytes: 200 * 1024 * 1024, maxEntries: 10_000, maxRatio: 200 };
 
 export type ExtractionFailure = 'corrupt' | 'encrypted' | 'zip_bomb' | 'unsupported' | 'empty' | 'timeout' | 'crashed';
-export const EXTRACTION_FAILURES: readonly ExtractionFailure[] = ['corrupt', 'encrypted', 'zip_bomb', 'unsupported', 'empty', 'timeout', 'crashed'];
 
 /** A document that cannot be extracted: `reason` is machine-readable, `message` is one sentence for the user. */
 export class ExtractionError extends Error {

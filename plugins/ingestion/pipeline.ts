@@ -3,7 +3,7 @@ import { clock } from '../../core/clock.js';
 import type { Job } from '../../core/jobs/job.js';
 import { type JobContext, JobCancelled, type JobRunner } from '../../core/jobs/runner.js';
 import type { SettingsStore } from '../../core/settings/store.js';
-import type { Embedder } from '../../native/embeddings/embedder.js';
+import type { Embedder } from '../../native/embeddings/index.js';
 import type { DocumentRow } from '../documents/repository.js';
 import { CANCELLED_REASON, type DocumentsService, UNEXPECTED_REASON } from '../documents/service.js';
 import type { SearchIndex } from '../index/search-index.js';

@@ -3,7 +3,7 @@ import type { JobResult } from '../../core/jobs/job.js';
 import { StringEnum } from '../../core/schemas.js';
 import { RunSummary } from '../documents/run-summary.js';
 
-export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 
 export const JobView = Type.Object(
   {

@@ -8,13 +8,13 @@ import { type Licence, PLAN_LIMITS, TIERS } from '../../core/tiers.js';
  * A licence key: `HEARTH-LICENSE-1.<base64url(payload JSON bytes)>.<base64url(Ed25519 signature of those bytes)>`.
  * Pure functions only: no HTTP, no storage, no clock of their own (callers pass `now`).
  */
-export const LICENCE_KEY_PREFIX = 'HEARTH-LICENSE-1';
+const LICENCE_KEY_PREFIX = 'HEARTH-LICENSE-1';
 
 const ED25519_SIGNATURE_BYTES = 64;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
 const Limit = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
-export const LicenceLimits = Type.Object({ documents: Limit, file_size_bytes: Limit, storage_bytes: Limit });
+const LicenceLimits = Type.Object({ documents: Limit, file_size_bytes: Limit, storage_bytes: Limit });
 
 /** Unknown fields are tolerated (and ignored) so that a newer issuer does not lock out an older box. */
 export const LicencePayload = Type.Object({
@@ -28,7 +28,7 @@ export const LicencePayload = Type.Object({
 export type LicencePayload = Static<typeof LicencePayload>;
 
 export type LicenceKeyProblem = 'malformed' | 'no_public_key' | 'signature_invalid' | 'expired';
-export type LicenceKeyResult = { ok: true; licence: Licence } | { ok: false; problem: LicenceKeyProblem; detail: string };
+type LicenceKeyResult = { ok: true; licence: Licence } | { ok: false; problem: LicenceKeyProblem; detail: string };
 
 const fail = (problem: LicenceKeyProblem, detail: string): LicenceKeyResult => ({ ok: false, problem, detail });
 
@@ -110,7 +110,7 @@ export function issueLicence(privateKey: string | KeyObject, payload: LicencePay
   return [LICENCE_KEY_PREFIX, bytes.toString('base64url'), sign(null, bytes, key).toString('base64url')].join('.');
 }
 
-export interface LicenceKeyPair {
+interface LicenceKeyPair {
   privateKeyPem: string;
   publicKeyPem: string;
   /** The value to put in LICENSE_PUBLIC_KEYS. */

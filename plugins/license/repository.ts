@@ -2,7 +2,7 @@ import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import type { LicencesTable } from '../../core/db/schema.js';
 
-export type LicenceRow = Selectable<LicencesTable>;
+type LicenceRow = Selectable<LicencesTable>;
 
 export class LicencesRepository {
   constructor(private readonly db: Db) {}

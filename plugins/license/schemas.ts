@@ -3,7 +3,7 @@ import { StringEnum } from '../../core/schemas.js';
 import { TIERS } from '../../core/tiers.js';
 
 /** Generous for a signed JSON document, small enough that nobody stores a blob here. */
-export const LICENSE_KEY_MAX_LENGTH = 16 * 1024;
+const LICENSE_KEY_MAX_LENGTH = 16 * 1024;
 
 export const ApplyLicenseBody = Type.Object(
   { license_key: Type.String({ maxLength: LICENSE_KEY_MAX_LENGTH, description: 'The contents of the licence file' }) },

@@ -22,7 +22,7 @@ function rejection(problem: LicenceKeyProblem, detail: string): HttpError {
   }
 }
 
-export type RestoreOutcome = { kind: 'none' } | { kind: 'restored'; licence: Licence } | { kind: 'ignored'; problem: LicenceKeyProblem; detail: string };
+type RestoreOutcome = { kind: 'none' } | { kind: 'restored'; licence: Licence } | { kind: 'ignored'; problem: LicenceKeyProblem; detail: string };
 
 /** The rules of licensing: verify, persist, and hand the result to the one Entitlement. */
 export class LicenceService {

@@ -1,10 +1,10 @@
 /** What the box holds right now, measured against the plan limits. */
-export interface Usage {
+interface Usage {
   documents: number;
   storage_bytes: number;
 }
 
-export type UsageSource = () => Promise<Usage>;
+type UsageSource = () => Promise<Usage>;
 
 declare module 'fastify' {
   interface FastifyInstance {

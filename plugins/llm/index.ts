@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin';
 import { loadGenerator, type Generator } from '../../native/llm/index.js';
 import { BackendCheckCache } from './backend-check.js';
+import { generatorOptions } from './generator-options.js';
 import { llmRoutes } from './routes.js';
 
 declare module 'fastify' {
@@ -20,7 +21,7 @@ export default fp(
     let problem = false;
     try {
       generator = await loadGenerator({
-        config: app.config.llm,
+        ...generatorOptions(app.config.llm),
         modelDir: app.config.modelDir,
         timeoutSeconds: () => app.settings.seed('INFERENCE_TIMEOUT_SECONDS'),
         log: app.log,

@@ -3,7 +3,7 @@ import { StringEnum } from '../../core/schemas.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
-export const ChatModelView = Type.Object({
+const ChatModelView = Type.Object({
   backend: StringEnum(['local', 'hosted', 'inference-server'] as const, { description: 'hosted: LLM_BACKEND=hosted; inference-server: INFERENCE_URL; local: a GGUF in MODEL_DIR/llm' }),
   model: Type.String(),
   file: Nullable(Type.String({ description: 'The GGUF (<id>/model.gguf under MODEL_DIR/llm); null for remote backends' })),
@@ -19,7 +19,7 @@ export const ChatModelView = Type.Object({
   device: StringEnum(['cpu', 'cuda', 'remote'] as const),
 });
 
-export const EmbeddingModelView = Type.Object({
+const EmbeddingModelView = Type.Object({
   model_id: Type.String(),
   dimension: Type.Integer(),
   device: Type.String(),

@@ -18,7 +18,7 @@ export function newRecoveryCode(): string {
 }
 
 /** Case, spaces and dashes do not matter when a code is typed back. */
-export function normaliseRecoveryCode(code: string): string {
+function normaliseRecoveryCode(code: string): string {
   return code.toUpperCase().replace(/[\s-]/g, '');
 }
 

@@ -3,7 +3,7 @@ import type { Db } from '../../core/db/database.js';
 import type { MfaTokensTable, TotpTable } from '../../core/db/schema.js';
 
 export type TotpRow = Selectable<TotpTable>;
-export type MfaTokenRow = Selectable<MfaTokensTable>;
+type MfaTokenRow = Selectable<MfaTokensTable>;
 
 /**
  * TOTP enrolment, recovery codes and MFA tokens. Every state change is a conditional update, so two

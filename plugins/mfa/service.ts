@@ -12,8 +12,8 @@ import type { MfaRepository, TotpRow } from './repository.js';
 import { newTotpSecret, totpCodeStep, totpQrCode } from './totp-code.js';
 import { digestSecret } from '../../core/crypto/secret-digest.js';
 
-export const MFA_TOKEN_LIFETIME_MS = 5 * 60 * 1000;
-export const MFA_MAX_ATTEMPTS = 5;
+const MFA_TOKEN_LIFETIME_MS = 5 * 60 * 1000;
+const MFA_MAX_ATTEMPTS = 5;
 /** Spent and expired MFA tokens are kept a day, so a late retry still gets a precise answer. */
 const MFA_TOKEN_RETENTION_MS = 24 * 60 * 60 * 1000;
 const LOG_IN_AGAIN = 'log in again (POST /api/auth/login)';

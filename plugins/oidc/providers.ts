@@ -10,7 +10,7 @@ import type { OidcRepository, ProviderRow } from './repository.js';
 import type { CreateProviderBody, ProviderTestResult, ProviderView, UpdateProviderBody } from './schemas.js';
 
 /** Every request to an identity provider gives up after this long. */
-export const IDP_TIMEOUT_SECONDS = 5;
+const IDP_TIMEOUT_SECONDS = 5;
 const DEFAULT_SCOPES = 'openid email profile';
 const WELL_KNOWN = '/.well-known/openid-configuration';
 
@@ -60,7 +60,7 @@ const providerFetch = (provider: OidcProvider, network: Network) => guardedFetch
  * Plain http is allowed only to a loopback address. ID tokens from the token endpoint have their
  * signature checked against the provider's jwks_uri too (openid-client skips that by default).
  */
-export async function discover(provider: OidcProvider, network: Network): Promise<client.Configuration> {
+async function discover(provider: OidcProvider, network: Network): Promise<client.Configuration> {
   const url = new URL(provider.discoveryUrl);
   const server = url.search === '' && url.pathname.endsWith(WELL_KNOWN) ? new URL(url.href.slice(0, -WELL_KNOWN.length)) : url;
   const secret = provider.clientSecret;

@@ -3,7 +3,7 @@ import type { Db } from '../../core/db/database.js';
 import type { OidcLoginStatesTable, OidcProvidersTable } from '../../core/db/schema.js';
 
 export type ProviderRow = Selectable<OidcProvidersTable>;
-export type LoginStateRow = Selectable<OidcLoginStatesTable>;
+type LoginStateRow = Selectable<OidcLoginStatesTable>;
 
 /** Every OIDC query: providers, started logins, linked identities and UI handoffs. */
 export class OidcRepository {

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 
 /** Stored names are lower case; env fallback names may use any case, so public paths accept both. */
-export const ProviderNameSchema = Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9][a-z0-9_-]*$' });
+const ProviderNameSchema = Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9][a-z0-9_-]*$' });
 const HttpUrl = Type.String({ format: 'uri', maxLength: 2048, pattern: '^https?://' });
 const Scopes = Type.String({ minLength: 6, maxLength: 1024, pattern: '^[\\x21-\\x7e]+( [\\x21-\\x7e]+)*$', description: 'Space-separated; must include openid' });
 const AdminGroups = Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 100 });

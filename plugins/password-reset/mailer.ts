@@ -4,7 +4,7 @@ import type { Config } from '../../core/config.js';
 import type { LogPrivacy } from '../../core/logger.js';
 
 /** One password reset mail: who gets it, and the link with its expiry. */
-export interface ResetMail {
+interface ResetMail {
   to: string;
   username: string;
   link: string;
@@ -17,7 +17,7 @@ export interface EmailSender {
   close(): void;
 }
 
-export function resetMailText(mail: ResetMail, validMinutes: number): string {
+function resetMailText(mail: ResetMail, validMinutes: number): string {
   return [
     `Hello ${mail.username},`,
     '',
@@ -31,7 +31,7 @@ export function resetMailText(mail: ResetMail, validMinutes: number): string {
 }
 
 /** EMAIL_PROVIDER=console: the documented exception to "no secret in the log", for setups without mail. */
-export class ConsoleEmailSender implements EmailSender {
+class ConsoleEmailSender implements EmailSender {
   constructor(private readonly log: FastifyBaseLogger, private readonly privacy: LogPrivacy) {}
 
   async sendResetLink(mail: ResetMail): Promise<void> {

@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import type { PasswordResetTokensTable } from '../../core/db/schema.js';
 
-export type ResetTokenRow = Selectable<PasswordResetTokensTable>;
+type ResetTokenRow = Selectable<PasswordResetTokensTable>;
 
 /** Spent and expired tokens are kept this long after expiry (for inspection), then pruned. */
 const KEEP_AFTER_EXPIRY_MS = 24 * 60 * 60 * 1000;

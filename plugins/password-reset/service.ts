@@ -17,7 +17,7 @@ const RESET_TOKEN_BYTES = 32;
 /** Reset mails waiting to go out; beyond this a request is dropped rather than queueing without bound. */
 const MAX_PENDING = 100;
 
-export const hashResetToken = digestSecret;
+const hashResetToken = digestSecret;
 
 /**
  * Where the web UI lives, for the link: PUBLIC_URL, else https://SERVER_NAME with TLS, else ''

@@ -1,7 +1,7 @@
 import { conflict } from '../../core/errors.js';
 import { BoundedMap } from '../../core/bounded-map.js';
-import type { Embedder } from '../../native/embeddings/embedder.js';
-import type { VectorIndex } from '../../native/vector-index/vector-index.js';
+import type { Embedder } from '../../native/embeddings/index.js';
+import type { VectorIndex } from '../../native/vector-index/index.js';
 import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, dropNearDuplicates, fuse, textSignature, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery } from './keyword-query.js';
 import type { ChunkHit, RetrievalRepository, SearchFilters } from './repository.js';

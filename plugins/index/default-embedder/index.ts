@@ -1,18 +1,13 @@
 import { Worker } from 'node:worker_threads';
-import type { ModelManifest } from '../manifest.js';
+import type { EmbeddingManifest } from '../../../native/model-files/index.js';
 import type { InstallDefaultOptions } from './build.js';
 
-export {
-  DEFAULT_EMBEDDER_DIMENSION,
-  DEFAULT_EMBEDDER_ID,
-  DEFAULT_EMBEDDER_LICENCE,
-  DEFAULT_EMBEDDER_METHOD,
-  DEFAULT_EMBEDDER_SOURCE,
-  buildDefaultModelBytes,
-  installDefaultModel,
-  type BuildOptions,
-  type InstallDefaultOptions,
-} from './build.js';
+// Hearth's built-in default embedder (WordNet 3.1 static token vectors): built in a worker thread when
+// MODEL_DIR has no embedding model, or by `npm run models -- build-default`.
+export { DEFAULT_EMBEDDER_DIMENSION, DEFAULT_EMBEDDER_ID, DEFAULT_EMBEDDER_SOURCE, installDefaultModel, type InstallDefaultOptions } from './build.js';
+// The benchmarks and test fixtures reuse the build's seeded PRNG and its WordNet reader.
+export { mulberry32 } from './linalg.js';
+export { readSynsets, wordnetVersion } from './wordnet.js';
 
 /** From source (vitest, tsx) the worker is TypeScript; in dist/ tsup builds it as default-embedder-worker.js. */
 function workerEntry(): { url: URL; execArgv?: string[] } {
@@ -22,7 +17,7 @@ function workerEntry(): { url: URL; execArgv?: string[] } {
 }
 
 export interface BackgroundBuild {
-  done: Promise<ModelManifest>;
+  done: Promise<EmbeddingManifest>;
   /** Stops the build (service shutdown); `done` then rejects. */
   cancel(): Promise<void>;
 }
@@ -32,11 +27,11 @@ export function installDefaultModelInBackground(options: Omit<InstallDefaultOpti
   const { url, execArgv } = workerEntry();
   // From source a JavaScript bootstrap imports worker.ts once tsx's loader is in place.
   const worker = execArgv
-    ? new Worker(new URL('./worker-bootstrap.mjs', import.meta.url), { workerData: { ...options, entry: url.href }, execArgv })
+    ? new Worker(new URL('../../../core/worker-bootstrap.mjs', import.meta.url), { workerData: { ...options, entry: url.href }, execArgv })
     : new Worker(url, { workerData: options });
   let cancelled = false;
-  const done = new Promise<ModelManifest>((resolve, reject) => {
-    worker.on('message', (msg: { type: string; message?: string; manifest?: ModelManifest }) => {
+  const done = new Promise<EmbeddingManifest>((resolve, reject) => {
+    worker.on('message', (msg: { type: string; message?: string; manifest?: EmbeddingManifest }) => {
       if (msg.type === 'progress' && msg.message) progress(msg.message);
       if (msg.type === 'done' && msg.manifest) resolve(msg.manifest);
     });

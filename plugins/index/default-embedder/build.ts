@@ -28,8 +28,8 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { installModel } from '../install.js';
-import type { ModelManifest } from '../manifest.js';
+import { installModel } from '../../../native/embeddings/index.js';
+import type { EmbeddingManifest } from '../../../native/model-files/index.js';
 import { fnv1a, mulberry32, randomizedSvd, type Csr } from './linalg.js';
 import { staticEmbeddingOnnx } from './onnx-writer.js';
 import { baseForm, readSynsets, wordnetVersion, type Synset } from './wordnet.js';
@@ -37,16 +37,16 @@ import { baseForm, readSynsets, wordnetVersion, type Synset } from './wordnet.js
 export const DEFAULT_EMBEDDER_ID = 'hearth-wordnet-static';
 export const DEFAULT_EMBEDDER_SOURCE = 'built:hearth-wordnet-static';
 export const DEFAULT_EMBEDDER_DIMENSION = 256;
-export const DEFAULT_EMBEDDER_LICENCE =
+const DEFAULT_EMBEDDER_LICENCE =
   'WordNet 3.1 licence (Princeton University; free use, copy, modification and distribution with its copyright notice: ' +
   '"WordNet 3.1 Copyright 2011 by Princeton University. All rights reserved.") for the vectors derived from WordNet; ' +
   'Apache-2.0 for the tokenizer (sentence-transformers/all-MiniLM-L6-v2 WordPiece vocabulary)';
-export const DEFAULT_EMBEDDER_METHOD =
+const DEFAULT_EMBEDDER_METHOD =
   'static token table: WordNet 3.1 word x synset co-occurrence (members, pointers, gloss words) -> PPMI (alpha 0.75) -> ' +
   'seeded randomized truncated SVD, U*S^0.5, blended with character 3-5-gram hash vectors; function words down-weighted; ' +
   'table stored as int8 with a scale per row; ONNX Gather by input_ids, mean pooling and L2 normalisation at run time';
 
-export interface BuildOptions {
+interface BuildOptions {
   /** Vector size (default 256: an 8 MB int8 table). */
   dimension?: number;
   powerIterations?: number;
@@ -58,7 +58,7 @@ export interface BuildOptions {
   progress?: (message: string) => void;
 }
 
-export interface BuiltModel {
+interface BuiltModel {
   onnx: Uint8Array;
   dimension: number;
   vocab: number;
@@ -66,14 +66,14 @@ export interface BuiltModel {
 }
 
 /** The shipped tokenizer (all-MiniLM-L6-v2, Apache-2.0), found from the source tree or from dist/. */
-export function defaultTokenizerDir(): string {
+function defaultTokenizerDir(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
-    const candidate = path.join(dir, 'native', 'embeddings', 'default-model', 'tokenizer');
+    const candidate = path.join(dir, 'plugins', 'index', 'default-embedder', 'tokenizer');
     if (existsSync(path.join(candidate, 'tokenizer.json'))) return candidate;
     dir = path.dirname(dir);
   }
-  throw new Error('native/embeddings/default-model/tokenizer/tokenizer.json not found (it ships with Hearth)');
+  throw new Error('plugins/index/default-embedder/tokenizer/tokenizer.json not found (it ships with Hearth)');
 }
 
 const STOPWORDS = new Set(
@@ -99,7 +99,7 @@ function words(text: string): string[] {
 }
 
 /** Builds the ONNX bytes (no file written). */
-export async function buildDefaultModelBytes(options: BuildOptions = {}): Promise<BuiltModel> {
+async function buildDefaultModelBytes(options: BuildOptions = {}): Promise<BuiltModel> {
   const started = performance.now();
   const dimension = options.dimension ?? DEFAULT_EMBEDDER_DIMENSION;
   const say = options.progress ?? (() => {});
@@ -293,7 +293,7 @@ export interface InstallDefaultOptions extends BuildOptions {
 }
 
 /** Builds the default embedder and installs it under MODEL_DIR through installModel (sha256, manifest, ACTIVE). */
-export async function installDefaultModel(options: InstallDefaultOptions): Promise<ModelManifest & { stats: BuiltModel['stats'] }> {
+export async function installDefaultModel(options: InstallDefaultOptions): Promise<EmbeddingManifest & { stats: BuiltModel['stats'] }> {
   const built = await buildDefaultModelBytes(options);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'hearth-default-embedder-'));
   try {

@@ -96,7 +96,7 @@ function orthonormalise(y: Float64Array, m: number, l: number): void {
 }
 
 /** Eigen-decomposition of a symmetric n × n matrix (row-major) by cyclic Jacobi; eigenvalues descending. */
-export function symmetricEigen(input: Float64Array, n: number): { values: Float64Array; vectors: Float64Array } {
+function symmetricEigen(input: Float64Array, n: number): { values: Float64Array; vectors: Float64Array } {
   const a = Float64Array.from(input);
   const v = new Float64Array(n * n);
   for (let i = 0; i < n; i++) v[i * n + i] = 1;
@@ -143,7 +143,7 @@ export function symmetricEigen(input: Float64Array, n: number): { values: Float6
   return { values, vectors };
 }
 
-export interface SvdOptions {
+interface SvdOptions {
   rank: number;
   oversample?: number;
   powerIterations?: number;

@@ -1,5 +1,0 @@
-// From source (vitest, tsx) only: registers tsx's loader in this worker thread, then loads worker.ts.
-import { workerData } from 'node:worker_threads';
-const { register } = await import('tsx/esm/api');
-register();
-await import(workerData.entry);

@@ -1,0 +1,95 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { modelsRoot } from './installed.js';
+import type { ModelKind } from './manifest.js';
+
+export interface PinnedFile {
+  /** Path inside the hub repository at the pinned revision. */
+  path: string;
+  sha256: string;
+  size?: number;
+}
+
+/** A model on the hub, pinned: what `models pull` fetches. */
+export interface PinnedModel {
+  id: string;
+  name: string;
+  /** Hub repository, e.g. "Xenova/all-MiniLM-L6-v2". */
+  repo: string;
+  /** Git commit (or branch) of the repository; the sha256 pins are what guarantee the bytes. */
+  revision: string;
+  licence: string;
+  files: { model: PinnedFile } & Record<string, PinnedFile | undefined>;
+}
+
+export const DEFAULT_HUB_URL = 'https://huggingface.co';
+
+/** Streams one file to disk, hashing as it goes; a wrong size or sha256 deletes it and throws. */
+async function download(url: string, file: string, pin: PinnedFile, log?: (msg: string) => void): Promise<void> {
+  const res = await fetch(url, { redirect: 'follow' });
+  if (!res.ok || !res.body) throw new Error(`GET ${url}: HTTP ${res.status}`);
+  const hash = createHash('sha256');
+  let bytes = 0;
+  const meter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      bytes += chunk.length;
+      // Stop early rather than fill the disk with something that cannot be the pinned file.
+      if (pin.size !== undefined && bytes > pin.size) return done(new Error(`${url}: larger than the pinned ${pin.size} bytes`));
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  });
+  try {
+    await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), meter, createWriteStream(file));
+    const sha = hash.digest('hex');
+    if (pin.size !== undefined && bytes !== pin.size) throw new Error(`${url}: ${bytes} bytes, pinned ${pin.size}`);
+    if (sha !== pin.sha256) throw new Error(`${url}: sha256 ${sha} does not match the pinned ${pin.sha256}`);
+    log?.(`downloaded ${pin.path} (${bytes} bytes, sha256 verified)`);
+  } catch (err) {
+    await rm(file, { force: true });
+    throw err;
+  }
+}
+
+export interface PullOptions {
+  modelDir: string;
+  /** Hub base URL (HEARTH_MODEL_HUB_URL): a mirror, or a loopback server in tests. */
+  hubUrl?: string;
+  activate?: boolean;
+  log?: (msg: string) => void;
+}
+
+/**
+ * Fetches a pinned model's files (size and sha256 checked while streaming) into a download folder
+ * under the kind's root, hands their local paths (by role) and the source to `install`, then removes
+ * the folder: nothing is left on failure.
+ */
+export async function pullPinnedFiles<T>(
+  kind: ModelKind,
+  model: PinnedModel,
+  opts: PullOptions,
+  install: (local: Record<string, string>, source: string) => Promise<T>,
+): Promise<T> {
+  const hub = (opts.hubUrl ?? DEFAULT_HUB_URL).replace(/\/+$/, '');
+  const dir = path.join(modelsRoot(opts.modelDir, kind), `.download-${model.id}-${randomBytes(4).toString('hex')}`);
+  await mkdir(dir, { recursive: true });
+  try {
+    const local: Record<string, string> = {};
+    for (const [role, pin] of Object.entries(model.files)) {
+      if (!pin) continue;
+      const file = path.join(dir, `${role}-${path.basename(pin.path)}`);
+      const url = `${hub}/${model.repo}/resolve/${model.revision}/${pin.path.split('/').map(encodeURIComponent).join('/')}`;
+      opts.log?.(`fetching ${url}`);
+      await download(url, file, pin, opts.log);
+      local[role] = file;
+    }
+    return await install(local, `pull:${hub}/${model.repo}@${model.revision}`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
