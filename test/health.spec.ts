@@ -100,7 +100,7 @@ describe('GET /api/health: chat_model of a remote backend is asked whether it an
   const chatModel = async () => {
     const res = await t!.request({ method: 'GET', url: '/api/health' });
     expect(res.statusCode).toBe(200);
-    return { status: res.json().status, component: res.json().components.chat_model, body: res.body };
+    return { status: res.json().status, component: res.json().components.chat_model, answers: res.json().capabilities.answers, body: res.body };
   };
   const modelRequests = () => wire.requests.filter((request) => request.method === 'GET' && request.url === '/v1/models');
 
@@ -110,8 +110,9 @@ describe('GET /api/health: chat_model of a remote backend is asked whether it an
     const { port } = closed.address() as AddressInfo;
     await new Promise((resolve) => closed.close(resolve));
     t = await startApp({ INFERENCE_URL: `http://127.0.0.1:${port}` });
-    const { status, component, body } = await chatModel();
+    const { status, component, answers, body } = await chatModel();
     expect(status).toBe('degraded');
+    expect(answers, 'chat answers 502 meanwhile: not extractive').toBe('unavailable');
     expect(component).toMatchObject({ status: 'unreachable', detail: 'The inference server is unreachable (connection refused); chat answers fail until that is fixed' });
     expect(body).not.toContain(String(port));
     expect(t.logs()).toContain('chat model: The inference server is unreachable (connection refused)');
@@ -120,8 +121,9 @@ describe('GET /api/health: chat_model of a remote backend is asked whether it an
   it('an inference server that answers 401: error, saying it wants credentials', async () => {
     wire.modelsReply = { status: 401 };
     t = await startApp({ INFERENCE_URL: wire.url });
-    const { status, component } = await chatModel();
+    const { status, component, answers } = await chatModel();
     expect(status).toBe('degraded');
+    expect(answers).toBe('unavailable');
     expect(component).toMatchObject({ status: 'error', detail: 'The inference server refused the request (HTTP 401, it expects credentials); chat answers fail until that is fixed' });
   });
 

@@ -23,7 +23,9 @@ export const HealthReport = Type.Object({
   ),
   capabilities: Type.Object({
     search: StringEnum(['hybrid', 'keyword'] as const),
-    answers: StringEnum(['generative', 'extractive'] as const),
+    answers: StringEnum(['generative', 'extractive', 'unavailable'] as const, {
+      description: 'generative: a working chat model; extractive: none installed (passages are quoted); unavailable: one is configured but failing (chat answers 502/504)',
+    }),
   }),
 });
 export type HealthReport = Static<typeof HealthReport>;

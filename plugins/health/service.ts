@@ -38,6 +38,7 @@ export class HealthService {
     const entries = await Promise.all([...this.probes].map(async ([name, probe]) => [name, await this.run(name, probe)] as const));
     const components = Object.fromEntries(entries) as HealthReport['components'];
     const ok = (name: string) => entries.some(([key, report]) => key === name && report.status === 'ok');
+    const installed = (name: string) => !entries.some(([key, report]) => key === name && report.status === 'not_installed');
     const others = entries.filter(([name]) => name !== 'database');
     return {
       status: !ok('database') ? 'error' : others.every(([, report]) => report.status === 'ok') ? 'ok' : 'degraded',
@@ -47,7 +48,8 @@ export class HealthService {
       capabilities: {
         // Hybrid search needs both the embedder (query vectors) and the index (document vectors).
         search: ok('embedder') && ok('vector_index') ? 'hybrid' : 'keyword',
-        answers: ok('chat_model') ? 'generative' : 'extractive',
+        // A configured model that fails does not make chat extractive: chat answers with its error until it is fixed.
+        answers: ok('chat_model') ? 'generative' : installed('chat_model') ? 'unavailable' : 'extractive',
       },
     };
   }

@@ -6,8 +6,13 @@ import { type ComponentStatus, type Hardware, hardware, health, type HealthRepor
 import './system.css';
 
 const COMPONENT_LABEL: Record<string, string> = { database: 'Database', vector_index: 'Vector index', embedder: 'Embedding model', chat_model: 'Chat model' };
-const STATUS_LABEL: Record<ComponentStatus, string> = { ok: 'OK', not_installed: 'Not installed', error: 'Error' };
-const STATUS_BADGE: Record<ComponentStatus, string> = { ok: 'badge-ok', not_installed: 'badge-warning', error: 'badge-error' };
+const STATUS_LABEL: Record<ComponentStatus, string> = { ok: 'OK', not_installed: 'Not installed', unreachable: 'Unreachable', error: 'Error' };
+const STATUS_BADGE: Record<ComponentStatus, string> = { ok: 'badge-ok', not_installed: 'badge-warning', unreachable: 'badge-error', error: 'badge-error' };
+const ANSWERS: Record<HealthReport['capabilities']['answers'], string> = {
+  generative: 'Written by the chat model',
+  extractive: 'Extractive: quoted passages (no chat model)',
+  unavailable: 'Failing: the configured chat model does not answer (see Chat model below)',
+};
 const OVERALL: Record<HealthReport['status'], [string, string]> = {
   ok: ['Everything works', 'badge-ok'],
   degraded: ['Degraded: some parts are missing or failing', 'badge-warning'],
@@ -52,7 +57,7 @@ function HealthSection({ report }: { report: HealthReport }) {
         <dt>Search</dt>
         <dd>{report.capabilities.search === 'hybrid' ? 'Hybrid: meaning and keywords' : 'Keywords only (no embedding model)'}</dd>
         <dt>Answers</dt>
-        <dd>{report.capabilities.answers === 'generative' ? 'Written by the chat model' : 'Extractive: quoted passages (no chat model)'}</dd>
+        <dd>{ANSWERS[report.capabilities.answers]}</dd>
       </dl>
     </>
   );

@@ -1,14 +1,14 @@
 import { api, authorizedFetch } from '../api/client';
 import { errorFromResponse } from '../api/errors';
 
-export type ComponentStatus = 'ok' | 'not_installed' | 'error';
+export type ComponentStatus = 'ok' | 'not_installed' | 'unreachable' | 'error';
 
 export interface HealthReport {
   status: 'ok' | 'degraded' | 'error';
   version: string;
   uptime_seconds: number;
   components: Record<string, { status: ComponentStatus; latency_ms: number; detail?: string }>;
-  capabilities: { search: 'hybrid' | 'keyword'; answers: 'generative' | 'extractive' };
+  capabilities: { search: 'hybrid' | 'keyword'; answers: 'generative' | 'extractive' | 'unavailable' };
 }
 
 export interface Hardware {
@@ -34,7 +34,7 @@ export interface ModelInfo {
   } | null;
   embedding: { model_id: string; dimension: number; device: string; max_tokens: number } | null;
   default_embedder?: { state: 'off' | 'not_needed' | 'building' | 'installed' | 'failed'; detail: string };
-  mode: { search: 'hybrid' | 'keyword'; answers: 'generative' | 'extractive' };
+  mode: { search: 'hybrid' | 'keyword'; answers: 'generative' | 'extractive' | 'unavailable' };
 }
 
 /** A failing database is a 503 that still carries the report, which is what the page shows. */
