@@ -8,14 +8,15 @@
  * OIDC display name) carries HTML and script payloads that must show as text and never run.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
 import path from 'node:path';
 import { generate } from 'otplib';
-import type { Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupServices, tempDir } from '../fixtures/service-process.js';
 import { LICENCE_ENV, licenceKey } from '../fixtures/licence.js';
-import { axeViolations, DESKTOP, type Harness, openPage, screenshots, startHarness, type WatchedPage } from './admin-harness.js';
+import { type GuardedPage, launchBrowser, openPage, type PageOptions } from './fixtures/browser.js';
+import { freeLoopbackPort, startUiService, type UiService } from './fixtures/service.js';
+import { expectClean, signIn as signInAt } from './fixtures/ui.js';
 
 const DEFAULT_PASSWORD = 'hearth-change-me';
 const ADMIN_PASSWORD = 'a long admin passphrase 42';
@@ -23,8 +24,8 @@ const VIEWER = { username: 'vera', password: 'viewer passphrase 1234' };
 const EDITOR = { username: 'eddie', password: 'editor passphrase 1234' };
 /** Markup in untrusted fields: it must appear as these very characters and never run. */
 const NAME_PAYLOAD = 'Acme <b>Docs</b>';
-const MESSAGE_PAYLOAD = 'Welcome <script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"> staff';
-const PROVIDER_PAYLOAD = 'Corp <svg onload="window.__pwned = 3">';
+const MESSAGE_PAYLOAD = 'Welcome <script>window.__xss = true</script><img src=x onerror="window.__xss = true"> staff';
+const PROVIDER_PAYLOAD = 'Corp <svg onload="window.__xss = true">';
 const CLIENT_SECRET = 'client-secret-never-shown-9f2c';
 const SVG_LOGO = '<svg xmlns="http://www.w3.org/2000/svg" width="120" height="60"><script>alert(1)</script><rect width="120" height="60" fill="#0b5fff"/></svg>';
 /** Every page this suite owns, for the axe and screenshot passes. */
@@ -33,9 +34,10 @@ const JOURNEY_MS = 180_000;
 /** The chunks of this suite's pages (Vite names a lazy chunk after its module). */
 const LAZY_PAGES = /\/(Connectors|Integrations|Jobs|Index|System|Account|Users|AuthSettings|Sso|Branding|Licence)Page-[^/]*\.js$/;
 
-let harness: Harness;
+let ui: UiService;
+let browser: Browser;
 let docsRoot: string;
-let admin: WatchedPage;
+let admin: GuardedPage;
 /** A loopback port nothing listens on: the website and the identity provider are unreachable, and say so. */
 let closedPort: number;
 /** Every script the admin's page requested, in order. */
@@ -43,11 +45,12 @@ const scripts: string[] = [];
 
 const shot = (route: string) => route.slice(1).replace(/\//g, '-');
 
+/** A fresh page (no cookies) whose screenshots go to test/e2e/artifacts/admin. */
+const open = (options: Omit<PageOptions, 'suite'> = {}) => openPage(browser, ui.url, { suite: 'admin', ...options });
+
+/** Signs in and waits until the signed-in frame is up. */
 async function signIn(page: Page, username: string, password: string): Promise<void> {
-  await page.goto('/sign-in');
-  await page.getByLabel('Username', { exact: true }).fill(username);
-  await page.getByLabel('Password', { exact: true }).fill(password);
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await signInAt(page, ui.url, username, password);
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
 }
 
@@ -58,12 +61,11 @@ async function visit(page: Page, route: string, heading: string): Promise<void> 
   await page.locator('.loading').first().waitFor({ state: 'detached' });
 }
 
-/** No serious or critical axe violation, no CSP violation and no page error; then the two screenshots. */
-async function check(watched: WatchedPage, name: string): Promise<void> {
-  expect(await axeViolations(watched.page), name).toEqual([]);
-  expect(await watched.cspViolations(), name).toEqual([]);
-  expect(watched.errors, name).toEqual([]);
-  await screenshots(watched.page, name);
+/** No serious or critical axe violation, and the page is clean (no payload ran, no CSP violation, no page error, nothing left the box); then the two screenshots. */
+async function check(guarded: GuardedPage, name: string): Promise<void> {
+  expect(await guarded.axe(name)).toEqual([]);
+  await expectClean(guarded);
+  await guarded.shotAtWidths(name);
 }
 
 async function textOf(page: Page, selector: string): Promise<string> {
@@ -78,30 +80,20 @@ async function fieldError(page: Page, label: string): Promise<string> {
   return errorId ? ((await page.locator(`[id="${errorId}"]`).textContent()) ?? '') : '';
 }
 
-const notPwned = (page: Page) => page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned);
-
-/** A port the system just handed out and took back: free, and not on fetch's list of refused ports. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 beforeAll(async () => {
-  closedPort = await freePort();
+  closedPort = await freeLoopbackPort();
   docsRoot = tempDir('hearth-e2e-docs-');
   mkdirSync(path.join(docsRoot, 'handbooks', 'hr'), { recursive: true });
   writeFileSync(path.join(docsRoot, 'handbooks', 'leave.md'), '# Leave\n\nEmployees get twenty-five days of paid leave a year.\n');
   writeFileSync(path.join(docsRoot, 'handbooks', 'expenses.txt'), 'Expenses are repaid within ten working days of a claim.\n');
   writeFileSync(path.join(docsRoot, 'handbooks', 'hr', 'onboarding.md'), '# Onboarding\n\nNew starters meet their buddy on the first day.\n');
-  harness = await startHarness({ ...LICENCE_ENV, CONNECTOR_ALLOWED_PATHS: `/app/docs:${docsRoot}` });
-  admin = await openPage(harness);
+  ui = await startUiService({ ...LICENCE_ENV, CONNECTOR_ALLOWED_PATHS: `/app/docs:${docsRoot}` });
+  browser = await launchBrowser();
+  admin = await open();
 }, 240_000);
 
 afterAll(async () => {
-  await harness?.close();
+  await browser?.close();
   cleanupServices();
 });
 
@@ -165,16 +157,16 @@ describe('the admin journey in the browser', () => {
     await page.getByRole('button', { name: 'Create user' }).click();
     await page.getByText('A user with this username already exists').waitFor();
     expect(await fieldError(page, 'Username')).toBe('A user with this username already exists');
-    expect(await axeViolations(page)).toEqual([]);
-    await screenshots(page, 'admin-users-new-dialog');
+    expect(await admin.axe('admin-users-new-dialog')).toEqual([]);
+    await admin.shotAtWidths('admin-users-new-dialog');
     await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
 
     await page.getByRole('button', { name: `Manage ${EDITOR.username}` }).click();
     await page.getByLabel('Role', { exact: true }).selectOption('editor');
     await page.getByRole('button', { name: 'Change role' }).click();
     await page.getByRole('dialog').getByRole('status').getByText('Saved.').waitFor();
-    expect(await axeViolations(page)).toEqual([]);
-    await screenshots(page, 'admin-users-manage-dialog');
+    expect(await admin.axe('admin-users-manage-dialog')).toEqual([]);
+    await admin.shotAtWidths('admin-users-manage-dialog');
     await page.getByRole('dialog').getByRole('button', { name: 'Close' }).click();
     const row = page.getByRole('row').filter({ hasText: EDITOR.username });
     expect(await row.getByRole('cell').nth(2).textContent()).toBe('editor');
@@ -273,7 +265,7 @@ describe('the admin journey in the browser', () => {
     await page.getByLabel('The identity provider is on the local network').check();
     await page.getByLabel('Client ID', { exact: true }).fill('hearth');
     await page.getByLabel('Client secret', { exact: true }).fill(CLIENT_SECRET);
-    expect(await page.getByLabel('Redirect URI', { exact: true }).inputValue()).toBe(`${harness.baseUrl}/api/auth/oidc/corp/callback`);
+    expect(await page.getByLabel('Redirect URI', { exact: true }).inputValue()).toBe(`${ui.url}/api/auth/oidc/corp/callback`);
     await page.getByRole('button', { name: 'Create provider' }).click();
     const card = page.getByRole('listitem').filter({ hasText: 'corp' });
     await card.getByText('Secret set').waitFor();
@@ -285,7 +277,7 @@ describe('the admin journey in the browser', () => {
     await card.getByRole('button', { name: 'Test' }).click();
     await card.getByRole('alert').waitFor({ timeout: 20_000 });
     expect(await card.getByRole('alert').textContent()).toMatch(/\S/);
-    expect(await notPwned(page)).toBeUndefined();
+    expect(await admin.xssRan()).toBe(false);
     await check(admin, 'admin-sso');
   }, JOURNEY_MS);
 
@@ -332,12 +324,12 @@ describe('the admin journey in the browser', () => {
     expect(await page.locator('.login-message script, .login-message img, .auth-brand b').count()).toBe(0);
     await page.waitForFunction(() => (document.querySelector('.auth-brand img.brand-logo') as HTMLImageElement | null)?.naturalWidth);
     expect(await page.getByRole('button', { name: `Sign in with ${PROVIDER_PAYLOAD}` }).count()).toBe(1);
-    expect(await notPwned(page)).toBeUndefined();
+    expect(await admin.xssRan()).toBe(false);
     await check(admin, 'sign-in-branded');
   }, JOURNEY_MS);
 
   it('passes axe on every admin page in dark mode too', async () => {
-    const dark = await openPage(harness, DESKTOP, 'dark');
+    const dark = await open({ colorScheme: 'dark' });
     await signIn(dark.page, 'admin', ADMIN_PASSWORD);
     for (const route of PAGES) {
       await dark.page.goto(route);
@@ -345,11 +337,11 @@ describe('the admin journey in the browser', () => {
       await dark.page.locator('.loading').first().waitFor({ state: 'detached' });
       await check(dark, `${shot(route)}-dark`);
     }
-    await dark.page.context().close();
+    await dark.close();
   }, JOURNEY_MS);
 
   it('lets an editor scan and rebuild, but not manage connectors or users', async () => {
-    const editor = await openPage(harness);
+    const editor = await open();
     const { page } = editor;
     await signIn(page, EDITOR.username, EDITOR.password);
     await visit(page, '/connectors', 'Connectors');
@@ -364,7 +356,7 @@ describe('the admin journey in the browser', () => {
   }, JOURNEY_MS);
 
   it('keeps a viewer out of admin pages and actions, and lets them enrol and remove TOTP', async () => {
-    const viewer = await openPage(harness);
+    const viewer = await open();
     const { page } = viewer;
     await signIn(page, VIEWER.username, VIEWER.password);
     expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('heading', { name: 'Admin' }).count()).toBe(0);
@@ -407,7 +399,7 @@ describe('the admin journey in the browser', () => {
     await page.getByLabel('Code from your authenticator', { exact: true }).fill(await generate({ secret, epoch: Math.floor(Date.now() / 1000) + 30 }));
     await page.getByRole('button', { name: 'Turn off two-step sign-in' }).click();
     await page.getByText('Two-step sign-in is off.').waitFor();
-    expect(await viewer.cspViolations()).toEqual([]);
+    expect(await viewer.violations()).toEqual([]);
     await page.context().close();
   }, JOURNEY_MS);
 
@@ -421,6 +413,6 @@ describe('the admin journey in the browser', () => {
     // The refresh cookie was revoked too: a reload stays signed out.
     await page.reload();
     await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
-    expect(admin.errors).toEqual([]);
+    expect(admin.pageErrors).toEqual([]);
   }, JOURNEY_MS);
 });

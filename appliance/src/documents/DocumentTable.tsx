@@ -17,7 +17,7 @@ export function DocumentTable({ documents, canEdit, selected, onSelect, onSelect
   const allSelected = documents.length > 0 && documents.every((document) => selected.has(document.id));
   return (
     <div class="table-wrap">
-      <table class="documents">
+      <table class="table-cards documents">
         <caption class="visually-hidden">Documents</caption>
         <thead>
           <tr>

@@ -2,7 +2,9 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, messageOf } from '../api/errors';
 import type { DocumentRecord, DocumentStatus } from '../api/types';
 import { Alert } from '../components/Alert';
-import { Dialog } from '../components/Dialog';
+import { ConfirmDialog } from '../components/ConfirmDialog';
+import { Pagination } from '../components/Pagination';
+import { useLoad } from '../components/useLoad';
 import { roleAtLeast, session } from '../session/session';
 import { useStore } from '../store';
 import { type DocumentQuery, deleteDocument, deleteDocuments, isSettled, listDocuments, uploadDocument } from './api';
@@ -52,13 +54,10 @@ export default function DocumentsPage() {
   const [source, setSource] = useState('');
   const [sortIndex, setSortIndex] = useState(0);
   const [offset, setOffset] = useState(0);
-  const [page, setPage] = useState<{ documents: DocumentRecord[]; total: number } | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [confirming, setConfirming] = useState<Confirming | null>(null);
   const [uploads, setUploads] = useState<UploadItem[]>([]);
-  const [reload, setReload] = useState(0);
   const queue = useRef<{ key: string; file: File }[]>([]);
   const active = useRef(0);
 
@@ -73,14 +72,8 @@ export default function DocumentsPage() {
   };
   const queryKey = JSON.stringify(query);
 
-  useEffect(() => {
-    let cancelled = false;
-    listDocuments(query).then(
-      (result) => !cancelled && (setPage(result), setError(null)),
-      (caught) => !cancelled && setError(messageOf(caught)),
-    );
-    return () => void (cancelled = true);
-  }, [queryKey, reload]);
+  const list = useLoad(() => listDocuments(query), [queryKey]);
+  const page = list.value;
 
   // Live status: while a listed document or an upload is still on its way, look again shortly.
   const unsettled = (page?.documents.some((document) => !isSettled(document.status)) ?? false) || uploads.some((item) => item.documentId && !isSettled(item.state as DocumentStatus));
@@ -102,7 +95,7 @@ export default function DocumentsPage() {
           // the next round tries again
         }
       }
-      setReload((n) => n + 1);
+      list.reload();
     }, POLL_MS);
     return () => clearTimeout(timer);
   }, [unsettled, page, uploads]);
@@ -117,7 +110,7 @@ export default function DocumentsPage() {
       uploadDocument(file, (progress) => patchUpload(key, { progress }))
         .then(({ document }) => {
           patchUpload(key, { state: document.status, progress: 1, documentId: document.id });
-          setReload((n) => n + 1);
+          list.reload();
         })
         .catch((caught) => patchUpload(key, { state: 'rejected', message: messageOf(caught) }))
         .finally(() => {
@@ -134,19 +127,18 @@ export default function DocumentsPage() {
     pump();
   };
 
-  const confirmDelete = async () => {
-    if (!confirming) return;
-    const ids = confirming.kind === 'one' ? [confirming.document.id] : confirming.ids;
-    setConfirming(null);
+  /** A refusal stays in the confirm dialog; one already gone is only reported, since the list no longer has it either. */
+  const confirmDelete = async (ids: string[]) => {
     try {
       if (ids.length === 1) await deleteDocument(ids[0]);
       else await deleteDocuments(ids);
       setNotice(ids.length === 1 ? 'The document was deleted.' : `${ids.length} documents were deleted.`);
       setSelected(new Set());
     } catch (caught) {
-      setError(caught instanceof ApiError && caught.status === 404 ? 'The document was already deleted.' : messageOf(caught));
+      if (!(caught instanceof ApiError && caught.status === 404)) throw caught;
+      setNotice('The document was already deleted.');
     }
-    setReload((n) => n + 1);
+    list.reload();
   };
 
   const setFilter = (set: (value: string) => void) => (value: string) => {
@@ -170,7 +162,7 @@ export default function DocumentsPage() {
           <Filter id="sort" label="Sort" value={String(sortIndex)} onChange={setFilter((value) => setSortIndex(Number(value)))} options={SORTS.map((option, index): [string, string] => [String(index), option.label])} />
         </div>
         {notice && <Alert kind="success">{notice}</Alert>}
-        {error && <Alert kind="error">{error}</Alert>}
+        {list.error && <Alert kind="error">{list.error}</Alert>}
         {canEdit && selectedIds.length > 0 && (
           <div class="bulk-bar">
             <span>{selectedIds.length} selected</span>
@@ -179,7 +171,7 @@ export default function DocumentsPage() {
             </button>
           </div>
         )}
-        {page === null && !error && <p class="loading">Loading…</p>}
+        {page === null && !list.error && <p class="loading">Loading…</p>}
         {page && page.documents.length === 0 && <p class="muted">No documents{status || fileType || source ? ' match these filters' : ' yet'}.</p>}
         {page && page.documents.length > 0 && (
           <DocumentTable
@@ -191,35 +183,20 @@ export default function DocumentsPage() {
             onDelete={(document) => setConfirming({ kind: 'one', document })}
           />
         )}
-        {total > 0 && (
-          <nav class="pagination" aria-label="Pages">
-            <button type="button" class="button-secondary button-small" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE_SIZE))}>
-              Previous
-            </button>
-            <span>
-              {offset + 1}–{Math.min(offset + PAGE_SIZE, total)} of {total}
-            </span>
-            <button type="button" class="button-secondary button-small" disabled={offset + PAGE_SIZE >= total} onClick={() => setOffset(offset + PAGE_SIZE)}>
-              Next
-            </button>
-          </nav>
-        )}
+        <Pagination offset={offset} pageSize={PAGE_SIZE} total={total} onOffset={setOffset} alwaysShown />
       </section>
       {confirming && (
-        <Dialog title={confirming.kind === 'one' ? 'Delete this document?' : `Delete ${confirming.ids.length} documents?`} onClose={() => setConfirming(null)}>
+        <ConfirmDialog
+          title={confirming.kind === 'one' ? 'Delete this document?' : `Delete ${confirming.ids.length} documents?`}
+          confirmLabel="Delete"
+          onConfirm={() => confirmDelete(confirming.kind === 'one' ? [confirming.document.id] : confirming.ids)}
+          onClose={() => setConfirming(null)}
+        >
           <p>
             {confirming.kind === 'one' ? <span class="untrusted">{confirming.document.filename}</span> : `${confirming.ids.length} documents`} will be removed from the library and the index. This
             cannot be undone.
           </p>
-          <div class="row">
-            <button type="button" class="button-danger" onClick={() => void confirmDelete()}>
-              Delete
-            </button>
-            <button type="button" class="button-secondary" onClick={() => setConfirming(null)}>
-              Cancel
-            </button>
-          </div>
-        </Dialog>
+        </ConfirmDialog>
       )}
     </section>
   );

@@ -1,3 +1,4 @@
+import { LockedBadge } from '../components/LockedBadge';
 import { Link } from '../router/router';
 import { type AppRoute, type NavSection, routes } from '../routes';
 import { roleAtLeast, tierAtLeast } from '../session/session';
@@ -35,12 +36,7 @@ export function Nav({ role, tier, path, onNavigate }: Props) {
                   <li key={route.path}>
                     <Link href={route.path} aria-current={current ? 'page' : undefined} onClick={onNavigate}>
                       {route.nav.label}
-                      {locked && (
-                        <span class="badge badge-locked" title={`Needs the ${needs} plan`}>
-                          <span class="visually-hidden">, locked: needs </span>
-                          {needs}
-                        </span>
-                      )}
+                      {locked && <LockedBadge tier={needs} />}
                     </Link>
                   </li>
                 );

@@ -2,27 +2,14 @@ import { useState } from 'preact/hooks';
 import { messageOf } from '../api/errors';
 import { Alert } from '../components/Alert';
 import { TextField } from '../components/Field';
+import { useSubmit } from '../components/useSubmit';
 import { Link } from '../router/router';
 import { forgotPassword } from './api';
 
 export default function ForgotPasswordPage() {
   const [email, setEmail] = useState('');
   const [sent, setSent] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      setSent((await forgotPassword(email.trim())).message);
-    } catch (caught) {
-      setError(messageOf(caught));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit } = useSubmit(() => forgotPassword(email.trim()), (result) => setSent(result.message));
 
   return (
     <section class="stack">
@@ -32,7 +19,7 @@ export default function ForgotPasswordPage() {
       ) : (
         <form class="stack" onSubmit={submit}>
           <p>Enter the email address of your account. If it belongs to a local account, a link to choose a new password is sent to it.</p>
-          {error && <Alert kind="error">{error}</Alert>}
+          {error !== null && <Alert kind="error">{messageOf(error)}</Alert>}
           <TextField label="Email" type="email" autoComplete="email" required value={email} onValue={setEmail} />
           <button type="submit" class="button-primary button-block" disabled={busy}>
             {busy ? 'Sending…' : 'Send the reset link'}

@@ -4,6 +4,7 @@ import { ApiError } from '../api/errors';
 import { branding } from '../branding/branding';
 import { Alert } from '../components/Alert';
 import { TextField } from '../components/Field';
+import { useSubmit } from '../components/useSubmit';
 import { Link } from '../router/router';
 import { beginSession, DOCUMENTED_DEFAULT_PASSWORD, session } from '../session/session';
 import { useStore } from '../store';
@@ -21,27 +22,16 @@ interface TotpStep {
 function PasswordStep({ onMfa }: { onMfa: (step: TotpStep) => void }) {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const result = await login(username, password);
-      const usedDefaultPassword = password === DOCUMENTED_DEFAULT_PASSWORD;
-      if ('mfa_token' in result) onMfa({ mfaToken: result.mfa_token, usedDefaultPassword });
-      else await beginSession(result, { usedDefaultPassword });
-    } catch (caught) {
-      setError(messageOf(caught));
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit } = useSubmit(async () => {
+    const result = await login(username, password);
+    const usedDefaultPassword = password === DOCUMENTED_DEFAULT_PASSWORD;
+    if ('mfa_token' in result) onMfa({ mfaToken: result.mfa_token, usedDefaultPassword });
+    else await beginSession(result, { usedDefaultPassword });
+  }, () => undefined);
 
   return (
     <form class="stack" onSubmit={submit} aria-label="Sign in">
-      {error && <Alert kind="error">{error}</Alert>}
+      {error !== null && <Alert kind="error">{messageOf(error)}</Alert>}
       <TextField label="Username" autoComplete="username" required value={username} onValue={setUsername} autoCapitalize="none" spellcheck={false} />
       <TextField label="Password" type="password" autoComplete="current-password" required value={password} onValue={setPassword} />
       <button type="submit" class="button-primary button-block" disabled={busy}>
@@ -57,26 +47,19 @@ function PasswordStep({ onMfa }: { onMfa: (step: TotpStep) => void }) {
 function CodeStep({ step, onRestart }: { step: TotpStep; onRestart: (why: string) => void }) {
   const [code, setCode] = useState('');
   const [recovery, setRecovery] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
+  const { busy, error, setError, submit } = useSubmit(async () => {
     try {
       await beginSession(await secondFactor(step.mfaToken, code.trim()), { usedDefaultPassword: step.usedDefaultPassword });
     } catch (caught) {
       if (caught instanceof ApiError && LOG_IN_AGAIN.has(caught.code)) return onRestart(caught.message);
-      setError(messageOf(caught));
-      setBusy(false);
+      throw caught;
     }
-  };
+  }, () => undefined);
 
   return (
     <form class="stack" onSubmit={submit} aria-label="Second factor">
       <p>{recovery ? 'Enter one of your recovery codes. Each works once.' : 'Enter the 6-digit code from your authenticator app.'}</p>
-      {error && <Alert kind="error">{error}</Alert>}
+      {error !== null && <Alert kind="error">{messageOf(error)}</Alert>}
       <TextField
         key={recovery ? 'recovery' : 'totp'}
         label={recovery ? 'Recovery code' : 'Authentication code'}
