@@ -12,10 +12,10 @@ declare module 'fastify' {
 /** Documents: stored originals, their status, and /api/docs. Indexing is the ingestion plugin's (app.ingestion). */
 export default fp(
   async function documents(app) {
-    const service = new DocumentsService(new DocumentsRepository(app.db), app.entitlement, app.config.dataDir, app.config.indexing.ocrEnabled);
+    const service = new DocumentsService(new DocumentsRepository(app.db), app.index.store, app.entitlement, app.config.dataDir, app.config.indexing.ocrEnabled);
     app.decorate('documents', service);
     app.usage.register(() => service.repository.usage());
     await app.register(documentsRoutes);
   },
-  { name: 'documents', dependencies: ['license'] },
+  { name: 'documents', dependencies: ['license', 'index'] },
 );

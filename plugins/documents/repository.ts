@@ -86,14 +86,11 @@ export class DocumentsRepository {
     return { documents: Number(row.n), storage_bytes: Number(row.bytes) };
   }
 
-  /** Deletes documents (their chunks go by cascade) and returns the chunk rowids whose vectors must go too. */
-  async delete(ids: string[]): Promise<{ deleted: DocumentRow[]; chunkRowids: number[] }> {
-    if (ids.length === 0) return { deleted: [], chunkRowids: [] };
-    return this.db.transaction().execute(async (trx) => {
-      const deleted = await trx.selectFrom('documents').selectAll().where('id', 'in', ids).execute();
-      const chunks = await trx.selectFrom('chunks').select('rowid').where('document_id', 'in', ids).execute();
-      await trx.deleteFrom('documents').where('id', 'in', ids).execute();
-      return { deleted, chunkRowids: chunks.map((chunk) => chunk.rowid) };
-    });
+  /** Deletes documents and returns their rows; `db` is the transaction in which the index deletes their chunks. */
+  async delete(ids: string[], db: Db): Promise<DocumentRow[]> {
+    if (ids.length === 0) return [];
+    const deleted = await db.selectFrom('documents').selectAll().where('id', 'in', ids).execute();
+    await db.deleteFrom('documents').where('id', 'in', ids).execute();
+    return deleted;
   }
 }

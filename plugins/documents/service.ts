@@ -11,6 +11,7 @@ import { badRequest, conflict, HttpError, payloadTooLarge, unsupportedMediaType 
 import { copyFileOwnerOnly } from '../../core/owner-only.js';
 import { type Entitlement, type Tier, tierAtLeast } from '../../core/tiers.js';
 import { detectFileTypeOfFile, OCR_FILE_TYPES, TIER_FOR_TYPE, type DetectedFileType } from '../ingestion/file-type.js';
+import type { IndexStore } from '../index/index.js';
 import type { DocumentRow, DocumentsRepository } from './repository.js';
 import type { SkipReason } from './run-summary.js';
 
@@ -88,6 +89,7 @@ export class DocumentsService {
 
   constructor(
     readonly repository: DocumentsRepository,
+    private readonly index: IndexStore,
     private readonly entitlement: Entitlement,
     dataDir: string,
     private readonly ocrEnabled: boolean,
@@ -233,15 +235,15 @@ export class DocumentsService {
     return { document: (await this.repository.findById(id))!, changed: true };
   }
 
-  /** Removes documents, returning the deleted rows and the vector labels to free; stored files are deleted after the rows. */
-  async delete(ids: string[]): Promise<{ deleted: DocumentRow[]; chunkRowids: number[] }> {
-    const result = await this.repository.delete(ids);
-    await Promise.all(result.deleted.map((document) => {
+  /** Removes documents: their chunks and vectors with their rows, then Hearth's stored copies; returns the rows deleted. */
+  async delete(ids: string[]): Promise<DocumentRow[]> {
+    const deleted = await this.index.removeDocuments(ids, (db) => this.repository.delete(ids, db));
+    await Promise.all(deleted.map((document) => {
       // Only Hearth's own copy: a connector's file is the user's original, read in place, never deleted.
       const file = document.storage_path ? this.storagePathOf(document) : null;
       return file ? rm(file, { force: true }) : undefined;
     }));
-    return result;
+    return deleted;
   }
 }
 

@@ -1,17 +1,29 @@
 import fp from 'fastify-plugin';
 import { embedderModelId, loadEmbedder, resolveActiveModel, setActiveModel } from '../../native/embeddings/index.js';
 import { DEFAULT_EMBEDDER_ID, installDefaultModelInBackground, type BackgroundBuild } from '../../native/embeddings/default-model/index.js';
-import { ChunksRepository } from '../ingestion/chunks-repository.js';
+import { ChunksRepository } from './chunks-repository.js';
+import { KeywordIndexMaintenance } from './keyword-maintenance.js';
 import { indexRoutes } from './routes.js';
 import { SearchIndex } from './search-index.js';
 import { IndexService } from './service.js';
+import { IndexStore } from './store.js';
+
+// The index's public surface: what other plugins may import.
+export type { NewChunk } from './chunks-repository.js';
+export type { SearchIndex } from './search-index.js';
+export type { IndexService, IndexStats } from './service.js';
+export type { IndexStore } from './store.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     index: IndexService;
     defaultEmbedder: DefaultEmbedderStatus;
+    keywordIndex: KeywordIndexMaintenance;
   }
 }
+
+/** How often the keyword index is checked for writes to merge. */
+const MERGE_CHECK_MS = 30_000;
 
 /**
  * Hearth's own offline embedder (HEARTH_DEFAULT_EMBEDDER=build): with no model installed it is built
@@ -24,15 +36,26 @@ export interface DefaultEmbedderStatus {
 }
 
 /**
- * The search index: the embedding model from MODEL_DIR and its vector index, kept consistent with
- * SQLite. With no model installed the service still starts and searches by keywords.
+ * The search index: chunks, their keyword rows and vectors (written through app.index.store), the
+ * embedding model from MODEL_DIR, all kept consistent with SQLite. With no model installed the
+ * service still starts and searches by keywords.
  */
 export default fp(
   async function index(app) {
     const searchIndex = new SearchIndex();
-    const service = new IndexService(searchIndex, new ChunksRepository(app.db), app.jobs, app.config.databaseFile, app.config.dataDir, app.log);
+    const chunks = new ChunksRepository(app.db);
+    const store = new IndexStore(chunks, searchIndex, app.log);
+    const service = new IndexService(searchIndex, store, chunks, app.jobs, app.config.databaseFile, app.config.dataDir, app.log);
     app.decorate('searchIndex', searchIndex);
     app.decorate('index', service);
+    const maintenance = new KeywordIndexMaintenance(chunks);
+    app.decorate('keywordIndex', maintenance);
+    const timer = setInterval(() => maintenance.compact().catch((err) => app.log.warn({ err }, 'merging the keyword index failed')), MERGE_CHECK_MS);
+    timer.unref();
+    app.addHook('onClose', async () => {
+      clearInterval(timer);
+      await maintenance.stop();
+    });
 
     let problem: string | null = null;
     /** The model a background rebuild is heading to, and the last active model that failed to load. */
@@ -177,7 +200,7 @@ export default fp(
       await building;
     });
     app.addHook('onClose', async () => {
-      await searchIndex.vectors()?.save();
+      await store.flush();
       await searchIndex.embedder()?.close();
     });
     await app.register(indexRoutes);
