@@ -40,7 +40,7 @@ import type { Embedder } from '../native/embeddings/embedder.js';
 import { loadEmbedder } from '../native/embeddings/models.js';
 import { chunkDocument } from '../plugins/ingestion/chunker.js';
 import { extractDocument } from '../plugins/ingestion/extract/index.js';
-import type { FileType } from '../plugins/ingestion/file-type.js';
+import type { FileType } from '../plugins/documents/file-type.js';
 import { generateLicenceKeyPair, issueLicence } from '../plugins/license/licence-key.js';
 import { makePdf, prose } from '../test/fixtures/documents.js';
 import { insertDocuments } from '../test/fixtures/search-data.js';

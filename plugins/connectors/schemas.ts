@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { RunSummary } from '../documents/run-summary.js';
+import { RunSummary } from '../documents/index.js';
 import { JobView } from '../jobs/schemas.js';
 
 /** Printable, not blank: a name is shown in the UI and in logs. */

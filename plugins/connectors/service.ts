@@ -6,9 +6,7 @@ import type { ConnectorsTable } from '../../core/db/documents-schema.js';
 import { conflict, notFound } from '../../core/errors.js';
 import type { Job } from '../../core/jobs/job.js';
 import { type JobContext, JobCancelled, type JobRunner } from '../../core/jobs/runner.js';
-import type { RunSummary } from '../documents/run-summary.js';
-import type { DocumentsService } from '../documents/service.js';
-import type { IngestionPipeline } from '../ingestion/pipeline.js';
+import type { DocumentsService, RunSummary } from '../documents/index.js';
 import type { AllowedPaths } from './allowed-paths.js';
 import type { ConnectorRow, ConnectorsRepository, ConnectorViewRow } from './repository.js';
 import type { ConnectorScanner } from './scanner.js';
@@ -50,7 +48,6 @@ export class ConnectorsService {
     private readonly allowed: AllowedPaths,
     private readonly scanner: ConnectorScanner,
     private readonly documents: DocumentsService,
-    private readonly ingestion: IngestionPipeline,
     private readonly jobs: JobRunner,
     private readonly log: FastifyBaseLogger,
   ) {}
@@ -161,8 +158,8 @@ export class ConnectorsService {
   }
 
   private async removeDocumentsOf(id: string): Promise<number> {
-    const documents = await this.documents.repository.listBySource('connector', id);
-    const { deleted } = await this.ingestion.deleteDocuments(documents.map((document) => document.id));
+    const documents = await this.documents.ofSource('connector', id);
+    const deleted = await this.documents.remove(documents.map((document) => document.id));
     return deleted.length;
   }
 

@@ -73,8 +73,14 @@ export class DocumentsRepository {
     return { documents, total: Number(count.n) };
   }
 
-  async update(id: string, change: Updateable<DocumentsTable>): Promise<void> {
-    await this.db.updateTable('documents').set(change).where('id', '=', id).execute();
+  /** Sets `change` (a new status among it) on the documents that are in one of the states `from`; returns how many changed. */
+  async move(ids: string[], from: DocumentStatus[], change: Updateable<DocumentsTable>): Promise<number> {
+    let moved = 0;
+    for (let i = 0; i < ids.length; i += 500) {
+      const result = await this.db.updateTable('documents').set(change).where('id', 'in', ids.slice(i, i + 500)).where('status', 'in', from).executeTakeFirst();
+      moved += Number(result.numUpdatedRows);
+    }
+    return moved;
   }
 
   /** Count and bytes of every stored document: what the plan limits measure. */

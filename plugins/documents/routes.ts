@@ -34,7 +34,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { access: { role: 'viewer' } },
     schema: { summary: 'List documents', tags: ['documents'], querystring: ListDocumentsQuery, response: { 200: DocumentList } },
   }, async (request) => {
-    const { documents, total } = await app.documents.repository.list(request.query);
+    const { documents, total } = await app.documents.list(request.query);
     return { documents: documents.map(toDocumentView), total };
   });
 
@@ -42,7 +42,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { access: { role: 'editor' } },
     schema: { summary: 'Delete several documents', tags: ['documents'], body: BulkDeleteBody, response: { 200: BulkDeleteResult } },
   }, async (request) => {
-    const { deleted } = await app.ingestion.deleteDocuments(request.body.ids);
+    const deleted = await app.documents.remove(request.body.ids);
     const found = new Set(deleted.map((document) => document.id));
     return { deleted: [...found], not_found: request.body.ids.filter((id) => !found.has(id)) };
   });
@@ -51,7 +51,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { access: { role: 'editor' } },
     schema: { summary: 'Delete a document, its chunks, vectors and stored file', tags: ['documents'], params: DocumentIdParams },
   }, async (request, reply) => {
-    const { deleted } = await app.ingestion.deleteDocuments([request.params.id]);
+    const deleted = await app.documents.remove([request.params.id]);
     if (deleted.length === 0) throw notFound('Document');
     return reply.code(204).send();
   });
@@ -78,7 +78,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       app.diskFull.resolved();
       const job = await app.ingestion.enqueue([document.id]);
       request.log.info({ user: app.logPrivacy.caller(request), document: document.id, type: document.file_type }, 'document uploaded');
-      return reply.code(202).send({ document: toDocumentView((await app.documents.repository.findById(document.id))!), job });
+      return reply.code(202).send({ document: toDocumentView((await app.documents.find(document.id))!), job });
     });
   });
 };

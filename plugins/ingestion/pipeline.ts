@@ -4,14 +4,12 @@ import type { Job } from '../../core/jobs/job.js';
 import { type JobContext, JobCancelled, type JobRunner } from '../../core/jobs/runner.js';
 import type { SettingsStore } from '../../core/settings/store.js';
 import type { Embedder } from '../../native/embeddings/embedder.js';
-import type { DocumentRow } from '../documents/repository.js';
-import { CANCELLED_REASON, type DocumentsService, UNEXPECTED_REASON } from '../documents/service.js';
+import { type DocumentRow, type DocumentsService, type FileType, UNEXPECTED_REASON } from '../documents/index.js';
 import type { IndexStore, NewChunk } from '../index/index.js';
 import { type ChunkDraft, chunkDocument, chunkId } from './chunker.js';
 import { EmbedFeed } from './embed-feed.js';
 import { ExtractionError } from './extracted-document.js';
 import type { ExtractionPool } from './extraction-pool.js';
-import type { FileType } from './file-type.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -84,8 +82,9 @@ function wordCachedCounter(embedder: Embedder): (text: string) => number {
 }
 
 /**
- * Turns stored documents into indexed chunks: extract (worker pool) -> chunk (the embedder's own
- * tokenizer) -> write chunk rows and their vectors in batches. A document either ends indexed
+ * The indexing worker: turns stored documents into indexed chunks: extract (worker pool) -> chunk
+ * (the embedder's own tokenizer) -> write chunk rows and their vectors in batches through the index's
+ * store, reporting each document's progress to the documents plugin. A document either ends indexed
  * or failed with a reason, never half-indexed: on any failure its chunks and vectors are removed.
  */
 export class IngestionPipeline {
@@ -115,7 +114,7 @@ export class IngestionPipeline {
     const at = this.upcoming.indexOf(documentIds);
     if (at >= 0) this.upcoming.splice(at, 1);
     this.forget(documentIds);
-    await this.markCancelled(documentIds);
+    await this.documents.cancelled(documentIds);
   }
 
   /** Indexes documents inside a job another feature already runs (a connector scan), so one job covers the whole sync. */
@@ -125,15 +124,11 @@ export class IngestionPipeline {
 
   /** After a crash: documents caught mid-indexing lose their partial chunks and, with the queued ones, are indexed again. */
   async resumeInterrupted(): Promise<Job | undefined> {
-    const stuck = await this.documents.repository.findByStatus(['indexing', 'queued']);
+    const stuck = await this.documents.unfinished();
     if (stuck.length === 0) return undefined;
     for (const document of stuck.filter((d) => d.status === 'indexing')) await this.discardChunks(document.id);
     this.log.warn({ documents: stuck.length }, 'resuming documents interrupted by a restart');
     return this.enqueue(stuck.map((document) => document.id), 'ingest.resume');
-  }
-
-  async deleteDocuments(ids: string[]): Promise<{ deleted: DocumentRow[] }> {
-    return { deleted: await this.documents.delete(ids) };
   }
 
   private async run(documentIds: string[], context: JobContext, queued = false): Promise<void> {
@@ -142,7 +137,7 @@ export class IngestionPipeline {
     try {
       for (const id of documentIds) {
         await context.progress(done, documentIds.length, id);
-        const document = await this.documents.repository.findById(id);
+        const document = await this.documents.find(id);
         const prepared = document ? this.take(document) : null;
         this.lookAhead(documentIds.slice(done + 1));
         if (document && prepared) {
@@ -151,7 +146,7 @@ export class IngestionPipeline {
           } catch (error) {
             if (!(error instanceof JobCancelled)) throw error;
             // A stop of the service leaves them queued: the next start resumes them (resumeInterrupted).
-            if (!context.interrupted()) await this.markCancelled(documentIds.slice(done));
+            if (!context.interrupted()) await this.documents.cancelled(documentIds.slice(done));
             throw error;
           }
         }
@@ -184,7 +179,7 @@ export class IngestionPipeline {
     this.forget([...this.prepared.keys()].filter((id) => !wanted.has(id)));
     for (const id of next) {
       if (this.prepared.has(id)) continue;
-      const prepared = this.documents.repository.findById(id).then((document) => (document ? this.prepare(document) : Promise.reject(new Error('document deleted'))));
+      const prepared = this.documents.find(id).then((document) => (document ? this.prepare(document) : Promise.reject(new Error('document deleted'))));
       prepared.catch(() => undefined); // its turn reports the failure (or it is forgotten)
       this.prepared.set(id, prepared);
     }
@@ -219,7 +214,7 @@ export class IngestionPipeline {
   }
 
   private async ingestDocument(document: DocumentRow, ahead: Promise<Prepared>, context: JobContext): Promise<void> {
-    await this.documents.repository.update(document.id, { status: 'indexing', error: null, updated_at: clock.now() });
+    await this.documents.startIndexing(document.id);
     try {
       let prepared = await ahead;
       // Changed since it was prepared (new content, another model in force): prepared again.
@@ -230,23 +225,16 @@ export class IngestionPipeline {
       }
       context.checkpoint();
       const chunkCount = await this.writeChunks(document, prepared, context);
-      await this.documents.repository.update(document.id, {
-        status: 'indexed',
-        page_count: prepared.pageCount,
-        chunk_count: chunkCount,
-        indexed_at: clock.now(),
-        updated_at: clock.now(),
-        ...(prepared.title ? { metadata: JSON.stringify({ title: prepared.title }) } : {}),
-      });
+      await this.documents.indexed(document.id, { pageCount: prepared.pageCount, chunkCount, title: prepared.title });
     } catch (error) {
       this.forget([document.id]);
       await this.discardChunks(document.id);
       // A stop of the service is no fault of the document: it is queued again for the next start.
-      if (context.interrupted()) await this.documents.repository.update(document.id, { status: 'queued', updated_at: clock.now() });
+      if (context.interrupted()) await this.documents.interrupted(document.id);
       if (error instanceof JobCancelled || context.interrupted()) throw error;
       const reason = error instanceof ExtractionError ? error.message : UNEXPECTED_REASON;
       if (!(error instanceof ExtractionError)) this.log.error({ err: error, document: document.id }, 'indexing failed');
-      await this.documents.repository.update(document.id, { status: 'failed', error: reason, updated_at: clock.now() });
+      await this.documents.failed(document.id, reason);
     }
   }
 
@@ -301,15 +289,6 @@ export class IngestionPipeline {
 
   private async discardChunks(documentId: string): Promise<void> {
     await this.store.discardDocument(documentId);
-  }
-
-  private async markCancelled(documentIds: string[]): Promise<void> {
-    for (const id of documentIds) {
-      const document = await this.documents.repository.findById(id);
-      if (document && document.status !== 'indexed' && document.status !== 'failed') {
-        await this.documents.repository.update(id, { status: 'failed', error: CANCELLED_REASON, updated_at: clock.now() });
-      }
-    }
   }
 }
 

@@ -5,9 +5,7 @@ import type { SecretBox } from '../../core/crypto/secret-box.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
 import type { Job } from '../../core/jobs/job.js';
 import { JobFailure, type JobRunner } from '../../core/jobs/runner.js';
-import type { RunSummary } from '../documents/run-summary.js';
-import type { DocumentsService } from '../documents/service.js';
-import type { IngestionPipeline } from '../ingestion/pipeline.js';
+import type { DocumentsService, RunIndexer, RunSummary } from '../documents/index.js';
 import type { Credentials, WebConfig } from './crawler.js';
 import type { IntegrationRow, IntegrationsRepository } from './repository.js';
 import type { CreateIntegrationBody, IntegrationView, UpdateIntegrationBody } from './schemas.js';
@@ -20,7 +18,7 @@ const credentialsContext = (id: string) => `integration:${id}`;
 export interface IntegrationsServiceOptions {
   repository: IntegrationsRepository;
   documents: DocumentsService;
-  ingestion: IngestionPipeline;
+  ingestion: RunIndexer;
   jobs: JobRunner;
   secretBox: SecretBox;
   dataDir: string;
@@ -113,8 +111,8 @@ export class IntegrationsService {
     await this.get(id);
     const jobId = this.syncJobs.get(id);
     if (jobId) await this.options.jobs.cancel(jobId);
-    const documents = await this.options.documents.repository.listBySource('integration', id);
-    if (documents.length) await this.options.ingestion.deleteDocuments(documents.map((doc) => doc.id));
+    const documents = await this.options.documents.ofSource('integration', id);
+    if (documents.length) await this.options.documents.remove(documents.map((doc) => doc.id));
     await this.repository.delete(id);
   }
 
@@ -132,7 +130,7 @@ export class IntegrationsService {
       const integration = await this.repository.find(id);
       if (!integration) return;
       const sync = new IntegrationSync(this.options, integration, () => this.openCredentials(integration), requestedAt);
-      await sync.run(context);
+      await sync.sync(context);
     }, { integration_id: id }, () => this.repository.endSyncRequest(id, requestedAt));
     this.syncJobs.set(id, job.id);
     return job;
