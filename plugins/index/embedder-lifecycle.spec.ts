@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type Db, openDatabase } from '../../core/db/database.js';
 import { MemoryJobStore } from '../../core/jobs/memory-store.js';
 import { JobRunner } from '../../core/jobs/runner.js';
-import { ACTIVE_FILE, embeddingsRoot } from '../../native/embeddings/index.js';
+import { ACTIVE_FILE, embeddingsRoot, modelFolder } from '../../native/embeddings/index.js';
 import { installTinyEmbeddingModel } from '../../test/fixtures/tiny-embedding-model.js';
 import { ChunksRepository } from './chunks-repository.js';
 import { EmbedderLifecycle, type EmbedderLifecycleOptions } from './embedder-lifecycle.js';
@@ -144,6 +144,17 @@ describe('EmbedderLifecycle.syncActiveModel (what the MODEL_DIR watch runs)', ()
     expect(await jobsOf(harness.jobs, 'index.rebuild')).toHaveLength(1);
     await harness.lifecycle.syncActiveModel();
     expect(await jobsOf(harness.jobs, 'index.rebuild')).toHaveLength(1);
+  });
+
+  it('refuses a model that fails to load once, and still puts in force the next model installed', async () => {
+    harness = await start();
+    await installTinyEmbeddingModel(harness.modelDir, { id: 'model-bad', seed: 3 });
+    appendFileSync(path.join(modelFolder(harness.modelDir, 'model-bad'), 'model.onnx'), 'tampered');
+    await expect(harness.lifecycle.syncActiveModel()).rejects.toThrow(/model-bad/);
+    await expect(harness.lifecycle.syncActiveModel()).resolves.toBeUndefined(); // refused: not loaded again every poll
+    await installTinyEmbeddingModel(harness.modelDir, { id: 'model-a', seed: 1 });
+    await harness.lifecycle.syncActiveModel();
+    expect(harness.searchIndex.embedder()!.modelId).toMatch(/^model-a@/);
   });
 
   it('does nothing once stopped', async () => {

@@ -118,7 +118,8 @@ export class EmbedderLifecycle {
    * keeps answering. Runs one at a time; a model that fails to load is refused once, not every poll.
    */
   syncActiveModel(): Promise<void> {
-    return (this.syncing = this.syncing.then(() => this.putActiveInForce()));
+    // After the previous sync, whether it succeeded or not: a failed one must not fail every one after it.
+    return (this.syncing = this.syncing.catch(() => undefined).then(() => this.putActiveInForce()));
   }
 
   /** At shutdown: no more watching, syncing or building. */
