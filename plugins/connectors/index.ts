@@ -23,5 +23,5 @@ export default fp(
     app.addHook('onReady', () => service.resumeInterrupted());
     await app.register(connectorsRoutes);
   },
-  { name: 'connectors', dependencies: ['ingestion'] },
+  { name: 'connectors', dependencies: ['hearth-guard', 'jobs', 'documents', 'ingestion'] },
 );

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { type JobContext, JobFailure } from '../../core/jobs/runner.js';
-import { type DocumentsService, type RunIndexer, type RunSummary, SourceRun } from '../documents/index.js';
+import { type DocumentsService, type RunIndexer, SourceRun } from '../documents/index.js';
+import type { RunSummary } from '../jobs/index.js';
 import { type AllowedPaths, isInside } from './allowed-paths.js';
 import { walkDirectory } from './directory-walk.js';
 import type { ConnectorRow, ConnectorsRepository } from './repository.js';

@@ -9,7 +9,6 @@ export type { DocumentRow } from './repository.js';
 export { CANCELLED_REASON, UNEXPECTED_REASON } from './lifecycle.js';
 export { FILE_TYPES, type FileType } from './file-type.js';
 export { SourceRun, type RunIndexer, type SourceRunOptions } from './source-run.js';
-export { RunSummary, SKIP_REASONS, type SkipReason } from './run-summary.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -17,13 +16,20 @@ declare module 'fastify' {
   }
 }
 
-/** Documents: stored originals, their lifecycle (queued -> indexing -> indexed | failed) and removal, and /api/docs. The indexing itself is the ingestion plugin's. */
+/** Documents: stored originals, their lifecycle (queued -> indexing -> indexed | failed) and their removal with their chunks and vectors (the index's store). The indexing itself is the ingestion plugin's. */
 export default fp(
   async function documents(app) {
     const service = new DocumentsService(new DocumentsRepository(app.db), app.index.store, app.entitlement, app.config.dataDir, app.config.indexing.ocrEnabled);
     app.decorate('documents', service);
     app.usage.register(() => service.usage());
-    await app.register(documentsRoutes);
   },
   { name: 'documents', dependencies: ['license', 'index'] },
+);
+
+/** /api/docs, registered after the ingestion plugin: an upload answers with the job that indexes it. */
+export const documentsApi = fp(
+  async function documentsApi(app) {
+    await app.register(documentsRoutes);
+  },
+  { name: 'documents-api', dependencies: ['hearth-guard', 'documents', 'ingestion'] },
 );

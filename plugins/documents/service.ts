@@ -16,7 +16,7 @@ import type { IndexStore } from '../index/index.js';
 import { detectFileTypeOfFile, OCR_FILE_TYPES, TIER_FOR_TYPE, type DetectedFileType } from './file-type.js';
 import { CANCELLED_REASON, needsIndexing, statesBefore } from './lifecycle.js';
 import type { DocumentFilter, DocumentRow, DocumentsRepository } from './repository.js';
-import type { SkipReason } from './run-summary.js';
+import type { SkipReason } from '../jobs/index.js';
 
 /** A file found by a connector scan or fetched by an integration. */
 export interface SourceFile {

@@ -3,7 +3,7 @@ import { clock } from '../../core/clock.js';
 import { INTERNAL_ERROR, type JobContext, JobCancelled, JobFailure } from '../../core/jobs/runner.js';
 import { needsIndexing } from './lifecycle.js';
 import type { DocumentRow } from './repository.js';
-import { type RunSummary, SKIP_REASONS, type SkipReason } from './run-summary.js';
+import { type RunSummary, SKIP_REASONS, type SkipReason } from '../jobs/index.js';
 import type { DocumentsService, SourceFile, SourceUpsert } from './service.js';
 
 type Counted = 'found' | 'changed' | 'unchanged' | 'removed' | 'unreadable' | 'excluded';

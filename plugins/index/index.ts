@@ -62,5 +62,5 @@ export default fp(
     });
     await app.register(indexRoutes);
   },
-  { name: 'index', dependencies: ['jobs', 'health'] },
+  { name: 'index', dependencies: ['hearth-guard', 'jobs', 'health'] },
 );

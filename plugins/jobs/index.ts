@@ -4,6 +4,10 @@ import { MemoryJobStore } from '../../core/jobs/memory-store.js';
 import { JobRunner } from '../../core/jobs/runner.js';
 import { jobsRoutes } from './routes.js';
 
+// The jobs' public surface: the job view other plugins answer with, and the result of a source's run.
+export { JobView } from './schemas.js';
+export { RunSummary, SKIP_REASONS, type SkipReason } from './run-summary.js';
+
 declare module 'fastify' {
   interface FastifyInstance {
     jobs: JobRunner;
