@@ -1,6 +1,7 @@
 import multipart, { type Multipart, type MultipartFile } from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
+import { principalOf } from '../../core/auth/guard.js';
 import { clock } from '../../core/clock.js';
 import { badRequest, notFound } from '../../core/errors.js';
 import type { DocumentRow } from './repository.js';
@@ -74,7 +75,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     }, async (request, reply) => {
       const file = await uploadedFile(request, app.entitlement.limits().file_size_bytes);
-      const document = await app.documents.upload(file.file, file.filename, request.principal!.id);
+      const document = await app.documents.upload(file.file, file.filename, principalOf(request).id);
       app.diskFull.resolved();
       const job = await app.ingestion.enqueue([document.id]);
       request.log.info({ user: app.logPrivacy.caller(request), document: document.id, type: document.file_type }, 'document uploaded');

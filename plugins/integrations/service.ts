@@ -11,6 +11,7 @@ import type { Credentials, WebConfig } from './crawler.js';
 import type { IntegrationRow, IntegrationsRepository } from './repository.js';
 import type { CreateIntegrationBody, IntegrationView, UpdateIntegrationBody } from './schemas.js';
 import { assertUrlAllowed, type Network } from '../../core/net/ssrf-guard.js';
+import { UniqueName } from '../../core/unique-name.js';
 import { IntegrationSync } from './sync.js';
 
 export const SYNC_JOB_TYPE = 'integration.sync';
@@ -49,9 +50,11 @@ export class IntegrationsService {
   readonly repository: IntegrationsRepository;
   /** The sync job of each integration, so that a second request joins it instead of crawling twice. */
   private readonly syncJobs = new Map<string, string>();
+  private readonly names: UniqueName;
 
   constructor(private readonly options: IntegrationsServiceOptions) {
     this.repository = options.repository;
+    this.names = new UniqueName((name) => this.repository.findByName(name), () => conflict('integration_name_taken', 'An integration with this name already exists', 'body.name'));
   }
 
   async list(limit: number, offset: number): Promise<{ integrations: IntegrationView[]; total: number }> {
@@ -73,10 +76,10 @@ export class IntegrationsService {
 
   async create(input: CreateIntegrationBody): Promise<IntegrationView> {
     const config = await this.acceptConfig(input.config);
-    await this.assertNameFree(input.name);
+    await this.names.assertFree(input.name);
     const id = randomUUID();
     const now = clock.now();
-    await this.repository.insert({
+    await this.names.write(this.repository.insert({
       id,
       name: input.name,
       kind: input.kind,
@@ -88,22 +91,22 @@ export class IntegrationsService {
       last_sync: null,
       created_at: now,
       updated_at: now,
-    });
+    }));
     return this.view(id);
   }
 
   /** A new config replaces the old one whole; pages it no longer reaches are removed by the next sync. */
   async update(id: string, input: UpdateIntegrationBody): Promise<IntegrationView> {
-    const row = await this.get(id);
+    await this.get(id);
     const config = input.config ? await this.acceptConfig(input.config) : undefined;
-    if (input.name !== undefined && input.name.toLowerCase() !== row.name.toLowerCase()) await this.assertNameFree(input.name);
-    await this.repository.update(id, {
+    if (input.name !== undefined) await this.names.assertFree(input.name, id);
+    await this.names.write(this.repository.update(id, {
       ...(input.name !== undefined ? { name: input.name } : {}),
       ...(config ? { config: JSON.stringify(config) } : {}),
       ...(input.credentials !== undefined ? { credentials_sealed: input.credentials === null ? null : this.seal(id, input.credentials) } : {}),
       ...(input.enabled !== undefined ? { enabled: input.enabled ? 1 : 0 } : {}),
       updated_at: clock.now(),
-    });
+    }));
     return this.view(id);
   }
 
@@ -173,10 +176,6 @@ export class IntegrationsService {
       allow_private_network: config.allow_private_network,
       ...(config.user_agent ? { user_agent: config.user_agent } : {}),
     };
-  }
-
-  private async assertNameFree(name: string): Promise<void> {
-    if (await this.repository.findByName(name)) throw conflict('integration_name_taken', 'An integration with this name already exists', 'body.name');
   }
 
   private seal(id: string, credentials: Credentials): string {
