@@ -39,7 +39,7 @@ import { loadConfig } from '../core/config.js';
 import { loadEmbedderOnThisThread as loadEmbedder, type Embedder } from '../native/embeddings/index.js';
 import { chunkDocument } from '../plugins/ingestion/chunker.js';
 import { extractDocument } from '../plugins/ingestion/extract/index.js';
-import type { FileType } from '../plugins/ingestion/file-type.js';
+import type { FileType } from '../plugins/documents/file-type.js';
 import { generateLicenceKeyPair, issueLicence } from '../plugins/license/licence-key.js';
 import { makePdf, prose } from '../test/fixtures/documents.js';
 import { insertDocuments } from '../test/fixtures/search-data.js';

@@ -443,9 +443,9 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     notices,
   };
 
-  if (config.jobs.storeBackend === 'redis' && !config.redisUrl) {
-    throw new ConfigError('JOB_STORE_BACKEND', 'is redis but REDIS_URL is not set');
-  }
+  // No Redis client ships in this release: 'redis' is a requirement it cannot meet, 'auto' falls back to memory.
+  if (config.jobs.storeBackend === 'redis') throw new ConfigError('JOB_STORE_BACKEND', 'redis is not supported by this release; use auto or memory');
+  if (config.jobs.storeBackend === 'auto' && config.redisUrl) notices.push('JOB_STORE_BACKEND=auto: the Redis job store is not in this release, using memory');
 
   // Only now, with everything valid, may the quick start write generated secrets to disk.
   config.jwtSecretKey = jwtConfigured ?? generatedSecret(dataDir, 'jwt_secret_key', () => randomBytes(48).toString('base64url'), notices);

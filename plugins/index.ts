@@ -12,7 +12,7 @@ import hardware from './hardware/index.js';
 import jobs from './jobs/index.js';
 import searchIndex from './index/index.js';
 import llm from './llm/index.js';
-import documents from './documents/index.js';
+import documents, { documentsApi } from './documents/index.js';
 import ingestion from './ingestion/index.js';
 import connectors from './connectors/index.js';
 import integrations from './integrations/index.js';
@@ -39,6 +39,7 @@ export const featurePlugins: FastifyPluginAsync[] = [
   llm,
   documents,
   ingestion,
+  documentsApi,
   connectors,
   integrations,
   retrieval,

@@ -28,6 +28,7 @@ describe('API docs with ENABLE_API_DOCS off (the default)', () => {
     expect(res.body).not.toMatch(/<script/i);
     expect(res.body).toMatch(/<td class="m">PUT<\/td><td><code>\/api\/auth\/users\/\{id\}<\/code><\/td><td>Update a user[^<]*<\/td><td>Admin<\/td>/);
     expect(res.body).toMatch(/<code>\/api\/health<\/code><\/td><td>[^<]+<\/td><td><span class="pub">Public<\/span>/);
+    expect(res.body).toMatch(/<code>\/api\/auth\/oidc\/\{provider_id\}\/login<\/code><\/td><td>[^<]+<\/td><td><span class="pub">Public<\/span> <span class="tier">· ENTERPRISE plan<\/span>/);
     expect(res.body).toMatch(/<code>\/api\/auth\/me<\/code><\/td><td>[^<]+<\/td><td>Any signed-in user/);
     expect(res.body).toContain('ENABLE_API_DOCS=1');
     const doc = t.app.swagger() as unknown as Doc;
@@ -54,6 +55,9 @@ describe('API docs with ENABLE_API_DOCS off (the default)', () => {
     expect(update.security).toEqual([{ bearerAuth: [] }]);
     expect(doc.paths['/api/health'].get['x-hearth-access']).toBe('public');
     expect(doc.paths['/api/health'].get.security).toBeUndefined();
+    // The OIDC sign-in flow is public (no token yet) and declares its tier on the route like any other.
+    expect(doc.paths['/api/auth/oidc/{provider_id}/login'].get['x-hearth-access']).toEqual({ public: true, tier: 'ENTERPRISE' });
+    expect(doc.paths['/api/auth/oidc/{provider_id}/login'].get.security).toBeUndefined();
     expect(doc.components.schemas.ErrorBody).toBeDefined();
     const refs = refsOf(doc);
     expect(refs).toContain('#/components/schemas/ErrorBody');

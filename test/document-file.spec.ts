@@ -71,7 +71,7 @@ describe('GET /api/docs/{id}/file', () => {
   it('keeps a hostile filename out of the header: quotes, semicolons and non-ASCII only in the encoded form', async () => {
     const document = await upload('Plain text that is long enough to be a document of its own.', 'notes.txt');
     // A connector's file may be named anything a file system allows.
-    await t.app.documents.repository.update(document.id, { filename: 'Résumé "final"; x=1 \\ 100%.txt' });
+    await t.app.db.updateTable('documents').set({ filename: 'Résumé "final"; x=1 \\ 100%.txt' }).where('id', '=', document.id).execute();
     const disposition = (await file(document.id, viewer)).headers['content-disposition'] as string;
     expect(disposition).toBe(`attachment; filename="R_sum_ _final__ x=1 _ 100_.txt"; filename*=UTF-8''R%C3%A9sum%C3%A9%20%22final%22%3B%20x%3D1%20%5C%20100%25.txt`);
   });
@@ -84,7 +84,7 @@ describe('GET /api/docs/{id}/file', () => {
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json().error).toEqual({ code: 'not_found', message: 'Document not found' });
 
-    const row = await t.app.documents.repository.findById(document.id);
+    const row = await t.app.documents.find(document.id);
     rmSync(t.app.documents.storagePathOf(row!)!);
     const gone = await file(document.id, viewer);
     expect(gone.statusCode).toBe(404);

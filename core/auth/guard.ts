@@ -7,8 +7,8 @@ import type { TokenClaims, TokenService } from './tokens.js';
 export const ROLES = ['viewer', 'editor', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
 
-/** What a route declares in `config.access`: public, or a minimum role and optionally a tier. */
-type Access = { public: true } | { role: Role; tier?: Tier };
+/** What a route declares in `config.access`: public (no token; optionally only on a tier), or a minimum role and optionally a tier. */
+export type Access = { public: true; tier?: Tier } | { role: Role; tier?: Tier };
 
 export interface Principal {
   id: string;
@@ -59,8 +59,13 @@ export function principalOf(request: FastifyRequest): Principal {
 }
 
 function describeAccess(access: Access): string {
-  if ('public' in access) return 'Public.';
+  if ('public' in access) return access.tier ? `Public. Tier: ${access.tier} or higher.` : 'Public.';
   return `Role: ${access.role} or higher. Tier: ${access.tier ?? 'FREE'} or higher.`;
+}
+
+function accessExtension(access: Access): unknown {
+  if ('public' in access) return access.tier ? { public: true, tier: access.tier } : 'public';
+  return { role: access.role, tier: access.tier ?? 'FREE' };
 }
 
 /** Puts the declared role and tier into the route's OpenAPI entry. */
@@ -71,7 +76,7 @@ function annotate(route: RouteOptions, access: Access): void {
     ...schema,
     description: [schema.description, describeAccess(access)].filter(Boolean).join(' '),
     ...(isPublic ? {} : { security: [{ bearerAuth: [] }] }),
-    'x-hearth-access': isPublic ? 'public' : { role: access.role, tier: access.tier ?? 'FREE' },
+    'x-hearth-access': accessExtension(access),
     response: { '4xx': { $ref: 'ErrorBody#' }, '5xx': { $ref: 'ErrorBody#' }, ...(schema.response as object | undefined) },
   } as RouteOptions['schema'];
 }
@@ -116,11 +121,11 @@ export const guard = fp(
     };
 
     /**
-     * The check of one declared access: the bearer token, its user, the tier, then the role.
-     * Synchronous when the caller's identity is cached (nearly every request): no promise to wait on.
+     * The check of one declared access: the bearer token, its user, the tier, then the role (a public
+     * route: its tier only). Synchronous when the caller's identity is cached (nearly every request).
      */
     const enforce = (request: FastifyRequest, access: Access): void | Promise<void> => {
-      if ('public' in access) return;
+      if ('public' in access) return access.tier ? requireTier(app.entitlement, access.tier) : undefined;
       const token = request.headers.authorization?.match(BEARER)?.[1];
       if (!token) throw unauthorized();
       const claims = app.tokens.check(token, 'access');

@@ -71,7 +71,7 @@ export interface ConnectorsTable {
   last_scan_at: number | null;
   /** When a scan was asked for that has not ended yet (an interrupted one runs again at the next start); null when none. Migration 0007. */
   scan_requested_at: number | null;
-  /** JSON RunSummary of the last scan that ended (plugins/documents/run-summary.ts); null before the first. Migration 0007. */
+  /** JSON RunSummary of the last scan that ended (plugins/jobs/run-summary.ts); null before the first. Migration 0007. */
   last_scan: string | null;
   created_at: number;
   updated_at: number;
@@ -89,7 +89,7 @@ export interface IntegrationsTable {
   last_sync_at: number | null;
   /** When a sync was asked for that has not ended yet (an interrupted one runs again at the next start); null when none. Migration 0007. */
   sync_requested_at: number | null;
-  /** JSON RunSummary of the last sync that ended (plugins/documents/run-summary.ts); null before the first. Migration 0007. */
+  /** JSON RunSummary of the last sync that ended (plugins/jobs/run-summary.ts); null before the first. Migration 0007. */
   last_sync: string | null;
   created_at: number;
   updated_at: number;

@@ -10,7 +10,7 @@ interface Operation {
   summary?: string;
   description?: string;
   tags?: string[];
-  'x-hearth-access'?: 'public' | { role: string; tier: string };
+  'x-hearth-access'?: 'public' | { public: true; tier: string } | { role: string; tier: string };
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
@@ -32,6 +32,7 @@ function accessLabel(operation: Operation): string {
   if (access === 'public') return '<span class="pub">Public</span>';
   if (!access) return escape(operation.description ?? '');
   const tier = access.tier && access.tier !== 'FREE' ? ` <span class="tier">· ${escape(access.tier)} plan</span>` : '';
+  if ('public' in access) return `<span class="pub">Public</span>${tier}`;
   return `${escape(ROLE_LABELS[access.role] ?? access.role)}${tier}`;
 }
 

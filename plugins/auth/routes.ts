@@ -1,6 +1,6 @@
 import cookie from '@fastify/cookie';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { requireTier } from '../../core/auth/guard.js';
+import { principalOf, requireTier } from '../../core/auth/guard.js';
 import { badRequest, unauthorized } from '../../core/errors.js';
 import { LIFETIME_KEYS } from '../sessions/service.js';
 import type { UserProfileRow } from '../users/repository.js';
@@ -83,14 +83,14 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: viewer,
     schema: { summary: 'The current user', tags: ['auth'], response: { 200: UserView } },
   }, async (request) => {
-    const cached = app.sessions.profile(request.principal!);
-    return cached ? cachedView(cached) : toUserView(await app.users.get(request.principal!.id));
+    const cached = app.sessions.profile(principalOf(request));
+    return cached ? cachedView(cached) : toUserView(await app.users.get(principalOf(request).id));
   });
 
   app.put('/api/auth/me/email', {
     config: viewer,
     schema: { summary: 'Set your own email address', tags: ['auth'], body: EmailBody, response: { 200: UserView } },
-  }, async (request) => toUserView(await app.users.setOwnEmail(request.principal!.id, request.body.email)));
+  }, async (request) => toUserView(await app.users.setOwnEmail(principalOf(request).id, request.body.email)));
 
   app.put('/api/auth/password', {
     config: viewer,
@@ -102,7 +102,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: TokenPairView },
     },
   }, async (request, reply) => {
-    const pair = await app.auth.changePassword(request.principal!.id, request.body.current_password, request.body.new_password, request.ip);
+    const pair = await app.auth.changePassword(principalOf(request).id, request.body.current_password, request.body.new_password, request.ip);
     return app.refreshCookie.deliver(request, reply, pair);
   });
 

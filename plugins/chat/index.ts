@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin';
-import type { DocumentsRepository } from '../documents/repository.js';
+import type { DocumentsService } from '../documents/index.js';
 import type { FilterHook } from './service.js';
 import { chatRoutes } from './routes.js';
 import { ChatService } from './service.js';
@@ -11,9 +11,9 @@ declare module 'fastify' {
 }
 
 /** A question naming a file ("in budget-2023.pdf") searches that file; a name that matches none does not restrict. */
-function filenameFilter(documents: DocumentsRepository): FilterHook {
+function filenameFilter(documents: DocumentsService): FilterHook {
   return async (hints) => {
-    const ids = await documents.findIdsByFilenames(hints.filenames);
+    const ids = await documents.idsByFilenames(hints.filenames);
     return ids.length ? { document_ids: ids } : null;
   };
 }
@@ -33,7 +33,7 @@ export default fp(
       logPrivacy: app.logPrivacy,
       classifierLlm: { enabled: app.config.llm.classifierLlmEnabled, maxTokens: app.config.llm.classifierLlmMaxTokens },
     });
-    service.addFilterHook(filenameFilter(app.documents.repository));
+    service.addFilterHook(filenameFilter(app.documents));
     app.decorate('chat', service);
     await app.register(chatRoutes);
   },

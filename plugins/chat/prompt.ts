@@ -1,6 +1,5 @@
 import type { ChatMessage } from '../../native/llm/index.js';
-import type { PastTurn } from '../conversations/service.js';
-import type { SourceView } from '../conversations/schemas.js';
+import type { PastTurn, SourceView } from '../conversations/index.js';
 import { stripMarkers } from './markers.js';
 
 /** The fixed texts and the prompt layout: system, then history, then one user message with the numbered sources and the question. */

@@ -1,5 +1,4 @@
-import type { SearchResult } from '../retrieval/service.js';
-import { STOPWORDS, queryWords } from '../retrieval/keyword-query.js';
+import { type SearchResult, STOPWORDS, queryWords } from '../retrieval/index.js';
 
 /**
  * What counts as "found": a passage shares a content word (crudely stemmed) with the question.

@@ -1,6 +1,6 @@
 import type { Generator } from '../../native/llm/index.js';
-import type { PastTurn } from '../conversations/service.js';
-import { candidateTerms, queryWords } from '../retrieval/keyword-query.js';
+import type { PastTurn } from '../conversations/index.js';
+import { candidateTerms, queryWords } from '../retrieval/index.js';
 import { normalise } from './classifier.js';
 
 /**

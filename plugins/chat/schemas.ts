@@ -1,8 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { StringEnum, VISIBLE_TEXT_PATTERN } from '../../core/schemas.js';
-import { ANSWER_MODES, SourceView } from '../conversations/schemas.js';
-import { RetrievalSettingsSchema } from '../retrieval/schemas.js';
-import { SEARCH_MODES } from '../retrieval/service.js';
+import { ANSWER_MODES, SourceView } from '../conversations/index.js';
+import { RetrievalSettingsSchema, SEARCH_MODES } from '../retrieval/index.js';
 import { CHAT_DEFAULT_K } from './service.js';
 
 const CHAT_MAX_K = 20;

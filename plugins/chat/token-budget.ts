@@ -1,7 +1,6 @@
 import { badRequest } from '../../core/errors.js';
 import type { ChatMessage, Generator } from '../../native/llm/index.js';
-import type { SourceView } from '../conversations/schemas.js';
-import type { PastTurn } from '../conversations/service.js';
+import type { PastTurn, SourceView } from '../conversations/index.js';
 import { buildMessages, sourceBlock } from './prompt.js';
 
 /** The figures of one prompt's fit into the context window (the `token_budget` of the answer). */

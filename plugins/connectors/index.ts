@@ -17,11 +17,11 @@ export default fp(
     const repository = new ConnectorsRepository(app.db);
     const allowed = new AllowedPaths(app.config.connectorAllowedPaths);
     const scanner = new ConnectorScanner(repository, allowed, app.documents, app.ingestion, app.log);
-    const service = new ConnectorsService(repository, allowed, scanner, app.documents, app.ingestion, app.jobs, app.log);
+    const service = new ConnectorsService(repository, allowed, scanner, app.documents, app.jobs, app.log);
     app.decorate('connectors', service);
     // After ingestion's own resume (registered before): the documents it re-queues are indexed first.
     app.addHook('onReady', () => service.resumeInterrupted());
     await app.register(connectorsRoutes);
   },
-  { name: 'connectors', dependencies: ['ingestion'] },
+  { name: 'connectors', dependencies: ['hearth-guard', 'jobs', 'documents', 'ingestion'] },
 );

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { JobView } from '../jobs/schemas.js';
+import { JobView } from '../jobs/index.js';
 import { ConnectorIdParams, ConnectorList, ConnectorView, CreateConnectorBody, SyncAllResult, UpdateConnectorBody } from './schemas.js';
 import { toConnectorView } from './service.js';
 

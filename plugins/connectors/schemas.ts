@@ -1,6 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { RunSummary } from '../documents/run-summary.js';
-import { JobView } from '../jobs/schemas.js';
+import { JobView, RunSummary } from '../jobs/index.js';
 
 /** Printable, not blank: a name is shown in the UI and in logs. */
 const NameSchema = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]*\\S[^\\u0000-\\u001f\\u007f]*$' });

@@ -4,11 +4,11 @@ import type { Updateable } from 'kysely';
 import { clock } from '../../core/clock.js';
 import type { ConnectorsTable } from '../../core/db/documents-schema.js';
 import { conflict, notFound } from '../../core/errors.js';
+import { UniqueName } from '../../core/unique-name.js';
 import type { Job } from '../../core/jobs/job.js';
 import { type JobContext, JobCancelled, type JobRunner } from '../../core/jobs/runner.js';
-import type { RunSummary } from '../documents/run-summary.js';
-import type { DocumentsService } from '../documents/service.js';
-import type { IngestionPipeline } from '../ingestion/pipeline.js';
+import type { DocumentsService } from '../documents/index.js';
+import type { RunSummary } from '../jobs/index.js';
 import type { AllowedPaths } from './allowed-paths.js';
 import type { ConnectorRow, ConnectorsRepository, ConnectorViewRow } from './repository.js';
 import type { ConnectorScanner } from './scanner.js';
@@ -37,23 +37,23 @@ function normaliseInclude(include: string[]): string[] {
   return [...new Set(include.map((extension) => `.${extension.replace(/^\./, '').toLowerCase()}`))];
 }
 
-const isUniqueViolation = (error: unknown) => (error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE';
-const nameTaken = () => conflict('connector_name_taken', 'A connector with this name already exists', 'body.name');
 
 /** The rules of local-directory connectors: CRUD with path checks, and scans as jobs. */
 export class ConnectorsService {
   /** Connectors deleted while a scan of theirs may still be queued or running: the scan stops at its next checkpoint. */
   private readonly deleted = new Set<string>();
+  private readonly names: UniqueName;
 
   constructor(
     readonly repository: ConnectorsRepository,
     private readonly allowed: AllowedPaths,
     private readonly scanner: ConnectorScanner,
     private readonly documents: DocumentsService,
-    private readonly ingestion: IngestionPipeline,
     private readonly jobs: JobRunner,
     private readonly log: FastifyBaseLogger,
-  ) {}
+  ) {
+    this.names = new UniqueName((name) => repository.findByName(name), () => conflict('connector_name_taken', 'A connector with this name already exists', 'body.name'));
+  }
 
   list(): Promise<ConnectorViewRow[]> {
     return this.repository.list();
@@ -67,11 +67,11 @@ export class ConnectorsService {
 
   async create(input: CreateConnectorBody): Promise<ConnectorViewRow> {
     const name = input.name.trim();
-    if (await this.repository.findByName(name)) throw nameTaken();
+    await this.names.assertFree(name);
     const realPath = await this.allowed.resolveDirectory(input.path);
     const id = randomUUID();
     const now = clock.now();
-    await this.uniqueName(this.repository.insert({
+    await this.names.write(this.repository.insert({
       id,
       name,
       path: realPath,
@@ -92,15 +92,14 @@ export class ConnectorsService {
     await this.get(id);
     const change: Updateable<ConnectorsTable> = { updated_at: clock.now() };
     if (input.name !== undefined) {
-      const other = await this.repository.findByName(input.name.trim());
-      if (other && other.id !== id) throw nameTaken();
+      await this.names.assertFree(input.name.trim(), id);
       change.name = input.name.trim();
     }
     if (input.path !== undefined) change.path = await this.allowed.resolveDirectory(input.path);
     if (input.recursive !== undefined) change.recursive = input.recursive ? 1 : 0;
     if (input.include !== undefined) change.include = JSON.stringify(normaliseInclude(input.include));
     if (input.enabled !== undefined) change.enabled = input.enabled ? 1 : 0;
-    await this.uniqueName(this.repository.update(id, change));
+    await this.names.write(this.repository.update(id, change));
     return this.get(id);
   }
 
@@ -161,17 +160,8 @@ export class ConnectorsService {
   }
 
   private async removeDocumentsOf(id: string): Promise<number> {
-    const documents = await this.documents.repository.listBySource('connector', id);
-    const { deleted } = await this.ingestion.deleteDocuments(documents.map((document) => document.id));
+    const documents = await this.documents.ofSource('connector', id);
+    const deleted = await this.documents.remove(documents.map((document) => document.id));
     return deleted.length;
-  }
-
-  private async uniqueName(write: Promise<void>): Promise<void> {
-    try {
-      await write;
-    } catch (error) {
-      if (isUniqueViolation(error)) throw nameTaken();
-      throw error;
-    }
   }
 }

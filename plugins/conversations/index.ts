@@ -3,6 +3,10 @@ import { ConversationsRepository } from './repository.js';
 import { conversationsRoutes } from './routes.js';
 import { ConversationsService } from './service.js';
 
+// The conversations' public surface: what the chat may import.
+export type { ConversationsService, PastTurn } from './service.js';
+export { ANSWER_MODES, SourceView, type AnswerMode } from './schemas.js';
+
 declare module 'fastify' {
   interface FastifyInstance {
     conversations: ConversationsService;

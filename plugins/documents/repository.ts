@@ -73,8 +73,14 @@ export class DocumentsRepository {
     return { documents, total: Number(count.n) };
   }
 
-  async update(id: string, change: Updateable<DocumentsTable>): Promise<void> {
-    await this.db.updateTable('documents').set(change).where('id', '=', id).execute();
+  /** Sets `change` (a new status among it) on the documents that are in one of the states `from`; returns how many changed. */
+  async move(ids: string[], from: DocumentStatus[], change: Updateable<DocumentsTable>): Promise<number> {
+    let moved = 0;
+    for (let i = 0; i < ids.length; i += 500) {
+      const result = await this.db.updateTable('documents').set(change).where('id', 'in', ids.slice(i, i + 500)).where('status', 'in', from).executeTakeFirst();
+      moved += Number(result.numUpdatedRows);
+    }
+    return moved;
   }
 
   /** Count and bytes of every stored document: what the plan limits measure. */
@@ -86,14 +92,11 @@ export class DocumentsRepository {
     return { documents: Number(row.n), storage_bytes: Number(row.bytes) };
   }
 
-  /** Deletes documents (their chunks go by cascade) and returns the chunk rowids whose vectors must go too. */
-  async delete(ids: string[]): Promise<{ deleted: DocumentRow[]; chunkRowids: number[] }> {
-    if (ids.length === 0) return { deleted: [], chunkRowids: [] };
-    return this.db.transaction().execute(async (trx) => {
-      const deleted = await trx.selectFrom('documents').selectAll().where('id', 'in', ids).execute();
-      const chunks = await trx.selectFrom('chunks').select('rowid').where('document_id', 'in', ids).execute();
-      await trx.deleteFrom('documents').where('id', 'in', ids).execute();
-      return { deleted, chunkRowids: chunks.map((chunk) => chunk.rowid) };
-    });
+  /** Deletes documents and returns their rows; `db` is the transaction in which the index deletes their chunks. */
+  async delete(ids: string[], db: Db): Promise<DocumentRow[]> {
+    if (ids.length === 0) return [];
+    const deleted = await db.selectFrom('documents').selectAll().where('id', 'in', ids).execute();
+    await db.deleteFrom('documents').where('id', 'in', ids).execute();
+    return deleted;
   }
 }

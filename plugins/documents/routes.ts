@@ -1,6 +1,7 @@
 import multipart, { type Multipart, type MultipartFile } from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
+import { principalOf } from '../../core/auth/guard.js';
 import { clock } from '../../core/clock.js';
 import { badRequest, notFound } from '../../core/errors.js';
 import type { DocumentRow } from './repository.js';
@@ -37,7 +38,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { access: { role: 'viewer' } },
     schema: { summary: 'List documents', tags: ['documents'], querystring: ListDocumentsQuery, response: { 200: DocumentList } },
   }, async (request) => {
-    const { documents, total } = await app.documents.repository.list(request.query);
+    const { documents, total } = await app.documents.list(request.query);
     return { documents: documents.map(toDocumentView), total };
   });
 
@@ -65,7 +66,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { access: { role: 'editor' } },
     schema: { summary: 'Delete several documents', tags: ['documents'], body: BulkDeleteBody, response: { 200: BulkDeleteResult } },
   }, async (request) => {
-    const { deleted } = await app.ingestion.deleteDocuments(request.body.ids);
+    const deleted = await app.documents.remove(request.body.ids);
     const found = new Set(deleted.map((document) => document.id));
     return { deleted: [...found], not_found: request.body.ids.filter((id) => !found.has(id)) };
   });
@@ -74,7 +75,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { access: { role: 'editor' } },
     schema: { summary: 'Delete a document, its chunks, vectors and stored file', tags: ['documents'], params: DocumentIdParams },
   }, async (request, reply) => {
-    const { deleted } = await app.ingestion.deleteDocuments([request.params.id]);
+    const deleted = await app.documents.remove([request.params.id]);
     if (deleted.length === 0) throw notFound('Document');
     return reply.code(204).send();
   });
@@ -97,11 +98,11 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     }, async (request, reply) => {
       const file = await uploadedFile(request, app.entitlement.limits().file_size_bytes);
-      const document = await app.documents.upload(file.file, file.filename, request.principal!.id);
+      const document = await app.documents.upload(file.file, file.filename, principalOf(request).id);
       app.diskFull.resolved();
       const job = await app.ingestion.enqueue([document.id]);
       request.log.info({ user: app.logPrivacy.caller(request), document: document.id, type: document.file_type }, 'document uploaded');
-      return reply.code(202).send({ document: toDocumentView((await app.documents.repository.findById(document.id))!), job });
+      return reply.code(202).send({ document: toDocumentView((await app.documents.find(document.id))!), job });
     });
   });
 };

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { StringEnum } from '../../core/schemas.js';
-import { JobView } from '../jobs/schemas.js';
+import { JobView } from '../jobs/index.js';
 
 export const DOCUMENT_STATUSES = ['queued', 'indexing', 'indexed', 'failed'] as const;
 export const SOURCE_TYPES = ['upload', 'connector', 'integration'] as const;

@@ -10,9 +10,13 @@ import { INVISIBLE_CONTROLS } from '../../core/schemas.js';
 import { badRequest, conflict, HttpError, notFound, payloadTooLarge, unsupportedMediaType } from '../../core/errors.js';
 import { copyFileOwnerOnly } from '../../core/owner-only.js';
 import { type Entitlement, type Tier, tierAtLeast } from '../../core/tiers.js';
-import { detectFileTypeOfFile, OCR_FILE_TYPES, TIER_FOR_TYPE, type DetectedFileType } from '../ingestion/file-type.js';
-import type { DocumentRow, DocumentsRepository } from './repository.js';
-import type { SkipReason } from './run-summary.js';
+import type { Updateable } from 'kysely';
+import type { DocumentStatus, DocumentsTable, SourceType } from '../../core/db/documents-schema.js';
+import type { IndexStore } from '../index/index.js';
+import { detectFileTypeOfFile, OCR_FILE_TYPES, TIER_FOR_TYPE, type DetectedFileType } from './file-type.js';
+import { CANCELLED_REASON, needsIndexing, statesBefore } from './lifecycle.js';
+import type { DocumentFilter, DocumentRow, DocumentsRepository } from './repository.js';
+import type { SkipReason } from '../jobs/index.js';
 
 /** A file found by a connector scan or fetched by an integration. */
 export interface SourceFile {
@@ -64,30 +68,26 @@ function planRemedy(tier: Tier): string {
   return 'apply a licence with higher limits';
 }
 
-/** Failure reasons that say nothing about the file: its next scan or sync tries it again. */
-export const CANCELLED_REASON = 'Indexing was cancelled';
-export const UNEXPECTED_REASON = 'Indexing failed unexpectedly; see the service log';
-
-/**
- * Whether a source's unchanged document still needs indexing: left queued by an interrupted scan, or
- * failed for a reason outside the file (cancelled, an internal error). A file that failed on its own
- * content (corrupt, encrypted, too large) is not extracted again until it changes.
- */
-export function needsIndexing(document: Pick<DocumentRow, 'status' | 'error'>): boolean {
-  if (document.status === 'failed') return document.error === CANCELLED_REASON || document.error === UNEXPECTED_REASON;
-  return document.status !== 'indexed';
+/** What indexing found in a document, recorded when it is indexed. */
+export interface IndexedDocument {
+  pageCount: number | null;
+  chunkCount: number;
+  title?: string;
 }
 
 /**
- * Stores uploaded documents: streamed to disk under DATA_DIR/documents while hashing and counting,
- * with the plan's file-size, storage and count limits enforced as the bytes arrive.
+ * The owner of documents: stores uploads (streamed to disk under DATA_DIR/documents while hashing and
+ * counting, the plan's file-size, storage and count limits enforced as the bytes arrive) and the files
+ * of connectors and integrations, moves each document through its states (lifecycle.ts), and removes
+ * documents with their chunks and vectors.
  */
 export class DocumentsService {
   private readonly storeDir: string;
   private readonly tmpDir: string;
 
   constructor(
-    readonly repository: DocumentsRepository,
+    private readonly repository: DocumentsRepository,
+    private readonly index: IndexStore,
     private readonly entitlement: Entitlement,
     dataDir: string,
     private readonly ocrEnabled: boolean,
@@ -115,9 +115,76 @@ export class DocumentsService {
     return { document, stream: handle.createReadStream(), size };
   }
 
+  find(id: string): Promise<DocumentRow | undefined> {
+    return this.repository.findById(id);
+  }
+
+  findMany(ids: string[]): Promise<DocumentRow[]> {
+    return this.repository.findByIds(ids);
+  }
+
+  list(filter: DocumentFilter): Promise<{ documents: DocumentRow[]; total: number }> {
+    return this.repository.list(filter);
+  }
+
+  /** The documents of one connector or integration. */
+  ofSource(sourceType: SourceType, sourceId: string): Promise<DocumentRow[]> {
+    return this.repository.listBySource(sourceType, sourceId);
+  }
+
+  /** Ids of documents by file name, in any case (a chat question naming "budget.pdf" searches that file). */
+  idsByFilenames(filenames: string[]): Promise<string[]> {
+    return this.repository.findIdsByFilenames(filenames);
+  }
+
+  /** Documents a stop or a crash left queued or mid-indexing, oldest first. */
+  unfinished(): Promise<DocumentRow[]> {
+    return this.repository.findByStatus(['indexing', 'queued']);
+  }
+
+  /** Count and bytes of every stored document: what the plan limits measure. */
+  usage(): Promise<{ documents: number; storage_bytes: number }> {
+    return this.repository.usage();
+  }
+
+  /** A job starts writing the document's chunks. */
+  async startIndexing(id: string): Promise<void> {
+    await this.move([id], 'indexing', { error: null });
+  }
+
+  /** The document is searchable; false when it was no longer indexing (re-queued or deleted meanwhile). */
+  async indexed(id: string, found: IndexedDocument): Promise<boolean> {
+    return this.move([id], 'indexed', {
+      page_count: found.pageCount,
+      chunk_count: found.chunkCount,
+      indexed_at: clock.now(),
+      ...(found.title ? { metadata: JSON.stringify({ title: found.title }) } : {}),
+    });
+  }
+
+  /** Indexing failed; the reason is shown to users (lifecycle.ts names the reasons that are no fault of the file). */
+  async failed(id: string, reason: string): Promise<void> {
+    await this.move([id], 'failed', { error: reason });
+  }
+
+  /** A stop of the service interrupted the document's indexing: it is indexed at the next start. */
+  async interrupted(id: string): Promise<void> {
+    await this.move([id], 'queued');
+  }
+
+  /** Their job was cancelled: those not indexed or failed yet say so, and their source's next run indexes them. */
+  async cancelled(ids: string[]): Promise<void> {
+    await this.move(ids, 'failed', { error: CANCELLED_REASON });
+  }
+
+  /** The one way a status changes: only from the states lifecycle.ts allows. */
+  private async move(ids: string[], to: DocumentStatus, change: Updateable<DocumentsTable> = {}): Promise<boolean> {
+    return (await this.repository.move(ids, statesBefore(to), { updated_at: clock.now(), ...change, status: to })) > 0;
+  }
+
   async upload(file: Readable, filename: string, uploadedBy: string): Promise<DocumentRow> {
     const limits = this.entitlement.limits();
-    const usage = await this.repository.usage();
+    const usage = await this.usage();
     if (usage.documents >= limits.documents) throw planLimit(`The plan allows ${limits.documents} documents; delete some or upgrade`);
 
     await mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
@@ -236,7 +303,7 @@ export class DocumentsService {
       error: null,
       updated_at: now,
     };
-    if (existing) await this.repository.update(id, fields);
+    if (existing) await this.move([id], 'queued', fields);
     else {
       await this.repository.insert({
         id, ...fields, source_type: input.sourceType, source_id: input.sourceId, source_path: input.sourcePath,
@@ -246,15 +313,15 @@ export class DocumentsService {
     return { document: (await this.repository.findById(id))!, changed: true };
   }
 
-  /** Removes documents, returning the deleted rows and the vector labels to free; stored files are deleted after the rows. */
-  async delete(ids: string[]): Promise<{ deleted: DocumentRow[]; chunkRowids: number[] }> {
-    const result = await this.repository.delete(ids);
-    await Promise.all(result.deleted.map((document) => {
+  /** Removes documents: their chunks and vectors with their rows, then Hearth's stored copies; returns the rows deleted. */
+  async remove(ids: string[]): Promise<DocumentRow[]> {
+    const deleted = await this.index.removeDocuments(ids, (db) => this.repository.delete(ids, db));
+    await Promise.all(deleted.map((document) => {
       // Only Hearth's own copy: a connector's file is the user's original, read in place, never deleted.
       const file = document.storage_path ? this.storagePathOf(document) : null;
       return file ? rm(file, { force: true }) : undefined;
     }));
-    return result;
+    return deleted;
   }
 }
 

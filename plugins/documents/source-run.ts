@@ -1,9 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { clock } from '../../core/clock.js';
 import { INTERNAL_ERROR, type JobContext, JobCancelled, JobFailure } from '../../core/jobs/runner.js';
+import { needsIndexing } from './lifecycle.js';
 import type { DocumentRow } from './repository.js';
-import { type RunSummary, SKIP_REASONS, type SkipReason } from './run-summary.js';
-import { needsIndexing, type SourceUpsert } from './service.js';
+import { type RunSummary, SKIP_REASONS, type SkipReason } from '../jobs/index.js';
+import type { DocumentsService, SourceFile, SourceUpsert } from './service.js';
 
 type Counted = 'found' | 'changed' | 'unchanged' | 'removed' | 'unreadable' | 'excluded';
 
@@ -35,6 +36,10 @@ export class SourceRunTally {
 
   add(what: Counted, count = 1): void {
     this.counts[what] += count;
+  }
+
+  count(what: Counted): number {
+    return this.counts[what];
   }
 
   skip(reason: SkipReason, remedy?: string): void {
@@ -91,15 +96,81 @@ export class SourceRunTally {
   }
 }
 
-/** Where a run is recorded: its source's log fields and name, and where its summary is kept. */
-export interface RunRecord {
+/** What indexes a run's documents inside its job: the ingestion pipeline (app.ingestion). */
+export interface RunIndexer {
+  ingestWithin(documentIds: string[], context: JobContext): Promise<void>;
+}
+
+export interface SourceRunOptions {
+  documents: DocumentsService;
+  indexer: RunIndexer;
+  source: { type: 'connector' | 'integration'; id: string };
+  words: RunWords;
   log: FastifyBaseLogger;
-  /** Log fields naming the source, e.g. { connector: id }. */
-  source: Record<string, string>;
   /** "connector scan" or "integration sync". */
   label: string;
   /** Keeps the summary as the source's last run and ends the request the run served. */
   save(summary: RunSummary): Promise<void>;
+}
+
+/** A file or page of the source, as the run registers it. */
+export type RunFile = Omit<SourceFile, 'sourceType' | 'sourceId'>;
+
+/**
+ * One connector scan or integration sync, the skeleton both share: the source lists its files or
+ * pages and registers each (register), the documents of those gone are removed (removeWhere), then
+ * what is new, changed or not indexed yet is indexed in the same job, so that the job ends once the
+ * source's documents are searchable. Its result and the source's last run say what it did and what
+ * it left out, and why.
+ */
+export class SourceRun {
+  readonly tally: SourceRunTally;
+  private readonly toIndex = new Set<string>();
+
+  constructor(private readonly options: SourceRunOptions) {
+    this.tally = new SourceRunTally(options.words);
+  }
+
+  /** Runs `collect` (list, register, remove what is gone), then indexes what it registered; records how the run ended. */
+  async run(context: JobContext, collect: () => Promise<void>): Promise<void> {
+    await recordRun(context, this.tally, this.options, async () => {
+      try {
+        await collect();
+        context.checkpoint();
+      } catch (error) {
+        // Left queued after a cancel, they would wait for the next run (after a stop, the next start resumes them).
+        if (error instanceof JobCancelled && !context.interrupted()) await this.options.documents.cancelled([...this.toIndex]);
+        throw error;
+      }
+      await this.index(context);
+    });
+  }
+
+  /** Registers a file or page as a document: counted, and kept for indexing when it must be. */
+  async register(file: RunFile): Promise<SourceUpsert> {
+    const { type, id } = this.options.source;
+    const outcome = await this.options.documents.upsertFromSource({ sourceType: type, sourceId: id, ...file });
+    const document = this.tally.registered(outcome);
+    if (document) this.toIndex.add(document.id);
+    return outcome;
+  }
+
+  /** Removes the documents of the source that `gone` picks (their file or page is gone or no longer selected). */
+  async removeWhere(gone: (document: DocumentRow) => boolean): Promise<void> {
+    const { type, id } = this.options.source;
+    const ids = (await this.options.documents.ofSource(type, id)).filter(gone).map((document) => document.id);
+    if (ids.length) await this.options.documents.remove(ids);
+    for (const removed of ids) this.toIndex.delete(removed);
+    this.tally.add('removed', ids.length);
+  }
+
+  /** Indexing's progress counts on after the items listed, and the last progress says what the run did. */
+  private async index(context: JobContext): Promise<void> {
+    const listed = this.tally.count('found');
+    const ids = [...this.toIndex];
+    await this.options.indexer.ingestWithin(ids, { ...context, progress: (done, all, current) => context.progress(listed + done, listed + all, current) });
+    await context.progress(listed + ids.length, listed + ids.length, this.tally.text());
+  }
 }
 
 /**
@@ -107,7 +178,7 @@ export interface RunRecord {
  * warning naming the remedy when a plan limit or tier gate skipped anything. A run that a stop of
  * the service interrupts records nothing: it is still requested, and the next start runs it again.
  */
-export async function recordRun(context: JobContext, tally: SourceRunTally, record: RunRecord, work: () => Promise<void>): Promise<void> {
+async function recordRun(context: JobContext, tally: SourceRunTally, record: SourceRunOptions, work: () => Promise<void>): Promise<void> {
   try {
     await work();
   } catch (error) {
@@ -117,14 +188,15 @@ export async function recordRun(context: JobContext, tally: SourceRunTally, reco
   await finish(context, tally, record);
 }
 
-async function finish(context: JobContext, tally: SourceRunTally, record: RunRecord, error?: unknown): Promise<void> {
+async function finish(context: JobContext, tally: SourceRunTally, record: SourceRunOptions, error?: unknown): Promise<void> {
   const summary = error === undefined
     ? tally.summarise('succeeded')
     : tally.summarise(error instanceof JobCancelled ? 'cancelled' : 'failed', error instanceof JobCancelled ? undefined : error instanceof JobFailure ? error.message : INTERNAL_ERROR);
   context.report(summary);
   await record.save(summary);
   const { summary: words, ...counts } = summary;
+  const source = { [record.source.type]: record.source.id };
   // The words name the remedy: the admin who reads the log learns what to do.
-  if (tally.remedy()) record.log.warn({ ...record.source, ...counts }, `${record.label} left work out for plan or tier reasons: ${words}`);
-  else record.log.info({ ...record.source, ...counts }, `${record.label} finished`);
+  if (tally.remedy()) record.log.warn({ ...source, ...counts }, `${record.label} left work out for plan or tier reasons: ${words}`);
+  else record.log.info({ ...source, ...counts }, `${record.label} finished`);
 }

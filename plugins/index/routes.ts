@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { conflict } from '../../core/errors.js';
-import { JobView } from '../jobs/schemas.js';
+import { JobView } from '../jobs/index.js';
 
 const IndexStatsView = Type.Object({
   chunks: Type.Integer(),

@@ -1,12 +1,6 @@
 import type { Embedder } from '../../native/embeddings/index.js';
 import type { VectorIndex } from '../../native/vector-index/index.js';
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    searchIndex: SearchIndex;
-  }
-}
-
 /**
  * The embedder and vector index in force. Both may be absent (no model installed): search then
  * runs on keywords alone. Swapping them (a new model, a finished rebuild) is one assignment,

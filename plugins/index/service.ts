@@ -7,8 +7,9 @@ import type { Job } from '../../core/jobs/job.js';
 import type { JobContext, JobRunner } from '../../core/jobs/runner.js';
 import type { Embedder } from '../../native/embeddings/index.js';
 import { openVectorIndex, type VectorIndex } from '../../native/vector-index/index.js';
-import { type ChunksRepository, dropVanished } from '../ingestion/chunks-repository.js';
+import type { ChunksRepository } from './chunks-repository.js';
 import type { SearchIndex } from './search-index.js';
+import type { IndexStore } from './store.js';
 
 const EMBED_PAGE = 256;
 
@@ -47,6 +48,8 @@ export class IndexService {
 
   constructor(
     private readonly searchIndex: SearchIndex,
+    /** The index's writes: other plugins add and remove chunks and vectors through it. */
+    readonly store: IndexStore,
     private readonly chunks: ChunksRepository,
     private readonly jobs: JobRunner,
     private readonly databaseFile: string,
@@ -119,7 +122,7 @@ export class IndexService {
     if (lost.length) await this.chunks.clearEmbedded(lost);
     if (orphans.length || lost.length) {
       this.log.warn({ orphans: orphans.length, lost: lost.length }, 'vector index repaired against the database');
-      await vectors.save();
+      await this.store.save(vectors);
     }
   }
 
@@ -168,13 +171,15 @@ export class IndexService {
       const page = everything ? await this.chunks.page(after, EMBED_PAGE) : await this.chunks.pendingFor(embedder.modelId, after, EMBED_PAGE);
       if (page.length === 0) break;
       const rowids = page.map((chunk) => chunk.rowid);
-      vectors.add(rowids, await embedder.embed(page.map((chunk) => chunk.text)));
-      if (!everything) dropVanished(vectors, rowids, await this.chunks.markEmbedded(rowids, embedder.modelId));
+      const embedded = await embedder.embed(page.map((chunk) => chunk.text));
+      // A new index (a rebuild) is nobody else's until it is put in force; the index in force is written through the store.
+      if (everything) vectors.add(rowids, embedded);
+      else await this.store.addVectors(vectors, rowids, embedded, embedder.modelId);
       after = rowids[rowids.length - 1];
       done += page.length;
       await context.progress(done, total ?? done);
     }
-    await vectors.save();
+    await this.store.save(vectors);
     return after;
   }
 

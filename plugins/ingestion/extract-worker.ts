@@ -1,6 +1,6 @@
 import { extractDocument } from './extract/index.js';
 import { type ExtractedDocument, ExtractionError, type ExtractionFailure, type ExtractOptions } from './extracted-document.js';
-import type { FileType } from './file-type.js';
+import type { FileType } from '../documents/index.js';
 
 /** Piscina worker entry: one extraction per task, off the event loop of the service. */
 

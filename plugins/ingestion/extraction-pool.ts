@@ -1,7 +1,7 @@
 import { Piscina } from 'piscina';
 import type { ExtractOutcome, ExtractTask } from './extract-worker.js';
 import { type ExtractedDocument, ExtractionError, type ExtractOptions } from './extracted-document.js';
-import type { FileType } from './file-type.js';
+import type { FileType } from '../documents/index.js';
 
 export interface ExtractionPoolOptions {
   /** INDEX_EXTRACTION_WORKERS. */

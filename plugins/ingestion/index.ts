@@ -1,5 +1,4 @@
 import fp from 'fastify-plugin';
-import { ChunksRepository } from './chunks-repository.js';
 import { ExtractionPool } from './extraction-pool.js';
 import { IngestionPipeline } from './pipeline.js';
 
@@ -12,9 +11,8 @@ export default fp(
     const pool = new ExtractionPool({ workers: app.config.indexExtractionWorkers });
     const pipeline = new IngestionPipeline(
       app.documents,
-      new ChunksRepository(app.db),
+      app.index.store,
       pool,
-      app.searchIndex,
       app.jobs,
       app.settings,
       { upsertBatchSize: app.config.indexing.upsertBatchSize, tablesEnabled: app.config.indexing.tablesEnabled, ocrEnabled: app.config.indexing.ocrEnabled },
@@ -25,8 +23,8 @@ export default fp(
       await pipeline.resumeInterrupted();
     });
     app.addHook('onClose', async () => {
+      // The jobs stop before the index plugin (registered earlier, closed later) saves the vectors.
       await app.jobs.close();
-      await pipeline.saveVectors();
       await pool.close();
     });
   },

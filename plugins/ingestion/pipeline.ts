@@ -4,15 +4,12 @@ import type { Job } from '../../core/jobs/job.js';
 import { type JobContext, JobCancelled, type JobRunner } from '../../core/jobs/runner.js';
 import type { SettingsStore } from '../../core/settings/store.js';
 import type { Embedder } from '../../native/embeddings/index.js';
-import type { DocumentRow } from '../documents/repository.js';
-import { CANCELLED_REASON, type DocumentsService, UNEXPECTED_REASON } from '../documents/service.js';
-import type { SearchIndex } from '../index/search-index.js';
+import { type DocumentRow, type DocumentsService, type FileType, UNEXPECTED_REASON } from '../documents/index.js';
+import type { IndexStore, NewChunk } from '../index/index.js';
 import { type ChunkDraft, chunkDocument, chunkId } from './chunker.js';
-import { type ChunksRepository, dropVanished, type NewChunk } from './chunks-repository.js';
 import { EmbedFeed } from './embed-feed.js';
 import { ExtractionError } from './extracted-document.js';
 import type { ExtractionPool } from './extraction-pool.js';
-import type { FileType } from './file-type.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -29,16 +26,6 @@ export interface PipelineOptions {
 /** Chunk size when no embedding model bounds it: MiniLM-class models read 256 tokens. */
 const DEFAULT_CHUNK_TOKENS = 256;
 const OVERLAP_RATIO = 0.12;
-
-/**
- * A vector-index save writes the whole file (and fsyncs it): saving after every document made
- * ingesting many small files quadratic (1,000 notes: two thirds of the time). Saves are spaced out
- * instead, at most one per interval and never more than a tenth of the time, the last one shortly
- * after indexing stops. A crash in between loses only vectors: SQLite keeps the chunks, and the next
- * start re-embeds those whose vector is missing (IndexService.open, then embedPending).
- */
-const VECTOR_SAVE_INTERVAL_MS = 5_000;
-const VECTOR_SAVE_MAX_SHARE = 0.1;
 
 /**
  * Documents after the one being written that are already extracted, chunked and queued for
@@ -95,14 +82,12 @@ function wordCachedCounter(embedder: Embedder): (text: string) => number {
 }
 
 /**
- * Turns stored documents into indexed chunks: extract (worker pool) -> chunk (the embedder's own
- * tokenizer) -> write chunk rows and their vectors in batches. A document either ends indexed
+ * The indexing worker: turns stored documents into indexed chunks: extract (worker pool) -> chunk
+ * (the embedder's own tokenizer) -> write chunk rows and their vectors in batches through the index's
+ * store, reporting each document's progress to the documents plugin. A document either ends indexed
  * or failed with a reason, never half-indexed: on any failure its chunks and vectors are removed.
  */
 export class IngestionPipeline {
-  private vectorsDirty = false;
-  private lastSave = { at: performance.now(), ms: 0 };
-  private saveTimer: NodeJS.Timeout | null = null;
   private readonly feed = new EmbedFeed();
   private readonly prepared = new Map<string, Promise<Prepared>>();
   /** The documents of each ingest job enqueued and not started yet, in job order. */
@@ -110,9 +95,8 @@ export class IngestionPipeline {
 
   constructor(
     private readonly documents: DocumentsService,
-    private readonly chunks: ChunksRepository,
+    private readonly store: IndexStore,
     private readonly pool: ExtractionPool,
-    private readonly searchIndex: SearchIndex,
     private readonly jobs: JobRunner,
     private readonly settings: SettingsStore,
     private readonly options: PipelineOptions,
@@ -130,7 +114,7 @@ export class IngestionPipeline {
     const at = this.upcoming.indexOf(documentIds);
     if (at >= 0) this.upcoming.splice(at, 1);
     this.forget(documentIds);
-    await this.markCancelled(documentIds);
+    await this.documents.cancelled(documentIds);
   }
 
   /** Indexes documents inside a job another feature already runs (a connector scan), so one job covers the whole sync. */
@@ -140,45 +124,11 @@ export class IngestionPipeline {
 
   /** After a crash: documents caught mid-indexing lose their partial chunks and, with the queued ones, are indexed again. */
   async resumeInterrupted(): Promise<Job | undefined> {
-    const stuck = await this.documents.repository.findByStatus(['indexing', 'queued']);
+    const stuck = await this.documents.unfinished();
     if (stuck.length === 0) return undefined;
     for (const document of stuck.filter((d) => d.status === 'indexing')) await this.discardChunks(document.id);
     this.log.warn({ documents: stuck.length }, 'resuming documents interrupted by a restart');
     return this.enqueue(stuck.map((document) => document.id), 'ingest.resume');
-  }
-
-  async deleteDocuments(ids: string[]): Promise<{ deleted: DocumentRow[] }> {
-    const { deleted, chunkRowids } = await this.documents.delete(ids);
-    const vectors = this.searchIndex.vectors();
-    if (vectors && chunkRowids.length) {
-      vectors.remove(chunkRowids);
-      this.vectorsDirty = true;
-      await this.saveVectors();
-    }
-    return { deleted };
-  }
-
-  /** Writes the vector index now if the pipeline changed it since the last save (shutdown calls it). */
-  async saveVectors(): Promise<void> {
-    if (this.saveTimer) clearTimeout(this.saveTimer);
-    this.saveTimer = null;
-    const vectors = this.searchIndex.vectors();
-    if (!this.vectorsDirty || !vectors) return;
-    this.vectorsDirty = false;
-    const started = performance.now();
-    await vectors.save();
-    this.lastSave = { at: performance.now(), ms: performance.now() - started };
-  }
-
-  /** After a document's vectors changed: save now if the last save is old enough, else once it is. */
-  private async vectorsChanged(): Promise<void> {
-    this.vectorsDirty = true;
-    const wait = this.lastSave.at + Math.max(VECTOR_SAVE_INTERVAL_MS, this.lastSave.ms / VECTOR_SAVE_MAX_SHARE) - performance.now();
-    if (wait <= 0) return this.saveVectors();
-    this.saveTimer ??= setTimeout(() => {
-      this.saveTimer = null;
-      this.saveVectors().catch((error: unknown) => this.log.error({ err: error }, 'saving the vector index failed; the next start repairs it from the database'));
-    }, wait).unref();
   }
 
   private async run(documentIds: string[], context: JobContext, queued = false): Promise<void> {
@@ -187,7 +137,7 @@ export class IngestionPipeline {
     try {
       for (const id of documentIds) {
         await context.progress(done, documentIds.length, id);
-        const document = await this.documents.repository.findById(id);
+        const document = await this.documents.find(id);
         const prepared = document ? this.take(document) : null;
         this.lookAhead(documentIds.slice(done + 1));
         if (document && prepared) {
@@ -196,7 +146,7 @@ export class IngestionPipeline {
           } catch (error) {
             if (!(error instanceof JobCancelled)) throw error;
             // A stop of the service leaves them queued: the next start resumes them (resumeInterrupted).
-            if (!context.interrupted()) await this.markCancelled(documentIds.slice(done));
+            if (!context.interrupted()) await this.documents.cancelled(documentIds.slice(done));
             throw error;
           }
         }
@@ -229,7 +179,7 @@ export class IngestionPipeline {
     this.forget([...this.prepared.keys()].filter((id) => !wanted.has(id)));
     for (const id of next) {
       if (this.prepared.has(id)) continue;
-      const prepared = this.documents.repository.findById(id).then((document) => (document ? this.prepare(document) : Promise.reject(new Error('document deleted'))));
+      const prepared = this.documents.find(id).then((document) => (document ? this.prepare(document) : Promise.reject(new Error('document deleted'))));
       prepared.catch(() => undefined); // its turn reports the failure (or it is forgotten)
       this.prepared.set(id, prepared);
     }
@@ -246,11 +196,11 @@ export class IngestionPipeline {
     const file = this.documents.storagePathOf(document);
     if (!file) throw new ExtractionError('unsupported', 'The original file of this document is not stored');
     const extracted = await this.pool.extract(file, document.file_type as FileType, { tablesEnabled: this.options.tablesEnabled, ocrEnabled: this.options.ocrEnabled });
-    const embedder = this.searchIndex.embedder();
+    const embedder = this.store.embedder();
     const drafts = chunkDocument(extracted, this.chunkOptions(embedder));
     if (drafts.length === 0) throw new ExtractionError('empty', 'No text long enough to index was found in this document');
     const ids = drafts.map((draft) => chunkId(document, draft.ordinal, draft.text));
-    const unchanged = sameChunks(await this.chunks.idsOf(document.id), ids, embedder);
+    const unchanged = sameChunks(await this.store.chunkIdsOf(document.id), ids, embedder);
     const slices = embedder && !unchanged ? this.requestVectors(document.id, embedder, drafts) : [];
     return { sha256: document.sha256, file, pageCount: extracted.pageCount ?? null, title: extracted.title, drafts, ids, embedder, slices };
   }
@@ -264,34 +214,27 @@ export class IngestionPipeline {
   }
 
   private async ingestDocument(document: DocumentRow, ahead: Promise<Prepared>, context: JobContext): Promise<void> {
-    await this.documents.repository.update(document.id, { status: 'indexing', error: null, updated_at: clock.now() });
+    await this.documents.startIndexing(document.id);
     try {
       let prepared = await ahead;
       // Changed since it was prepared (new content, another model in force): prepared again.
-      const current = { sha256: document.sha256, file: this.documents.storagePathOf(document), embedder: this.searchIndex.embedder() };
+      const current = { sha256: document.sha256, file: this.documents.storagePathOf(document), embedder: this.store.embedder() };
       if (prepared.sha256 !== current.sha256 || prepared.file !== current.file || prepared.embedder !== current.embedder) {
         this.forget([document.id]);
         prepared = await this.prepare(document);
       }
       context.checkpoint();
       const chunkCount = await this.writeChunks(document, prepared, context);
-      await this.documents.repository.update(document.id, {
-        status: 'indexed',
-        page_count: prepared.pageCount,
-        chunk_count: chunkCount,
-        indexed_at: clock.now(),
-        updated_at: clock.now(),
-        ...(prepared.title ? { metadata: JSON.stringify({ title: prepared.title }) } : {}),
-      });
+      await this.documents.indexed(document.id, { pageCount: prepared.pageCount, chunkCount, title: prepared.title });
     } catch (error) {
       this.forget([document.id]);
       await this.discardChunks(document.id);
       // A stop of the service is no fault of the document: it is queued again for the next start.
-      if (context.interrupted()) await this.documents.repository.update(document.id, { status: 'queued', updated_at: clock.now() });
+      if (context.interrupted()) await this.documents.interrupted(document.id);
       if (error instanceof JobCancelled || context.interrupted()) throw error;
       const reason = error instanceof ExtractionError ? error.message : UNEXPECTED_REASON;
       if (!(error instanceof ExtractionError)) this.log.error({ err: error, document: document.id }, 'indexing failed');
-      await this.documents.repository.update(document.id, { status: 'failed', error: reason, updated_at: clock.now() });
+      await this.documents.failed(document.id, reason);
     }
   }
 
@@ -312,18 +255,18 @@ export class IngestionPipeline {
    */
   private async writeChunks(document: DocumentRow, prepared: Prepared, context: JobContext): Promise<number> {
     const { drafts, ids, embedder } = prepared;
-    const existing = await this.chunks.idsOf(document.id);
+    const existing = await this.store.chunkIdsOf(document.id);
     if (sameChunks(existing, ids, embedder)) return ids.length;
 
     // Stored chunks changed since the document was prepared as unchanged: its vectors were not requested.
     if (embedder && prepared.slices.length === 0) prepared.slices = this.requestVectors(document.id, embedder, drafts);
     if (existing.length > 0) await this.discardChunks(document.id);
-    const vectors = this.searchIndex.vectors();
+    const vectors = this.store.vectors();
     const now = clock.now();
     for (let start = 0; start < drafts.length; start += this.options.upsertBatchSize) {
       context.checkpoint();
       const batch = drafts.slice(start, start + this.options.upsertBatchSize);
-      const rowids = await this.chunks.insertBatch(batch.map((draft, i): NewChunk => ({
+      const rowids = await this.store.insertChunks(batch.map((draft, i): NewChunk => ({
         id: ids[start + i],
         document_id: document.id,
         ordinal: draft.ordinal,
@@ -338,31 +281,14 @@ export class IngestionPipeline {
         embedded_with: null,
         created_at: now,
       })));
-      if (embedder && vectors) {
-        vectors.add(rowids, await vectorsBetween(prepared.slices, start, start + batch.length));
-        dropVanished(vectors, rowids, await this.chunks.markEmbedded(rowids, embedder.modelId));
-      }
+      if (embedder && vectors) await this.store.addVectors(vectors, rowids, await vectorsBetween(prepared.slices, start, start + batch.length), embedder.modelId);
     }
-    if (vectors) await this.vectorsChanged();
+    if (vectors) await this.store.changed();
     return drafts.length;
   }
 
   private async discardChunks(documentId: string): Promise<void> {
-    const rowids = await this.chunks.deleteOf(documentId);
-    const vectors = this.searchIndex.vectors();
-    if (vectors && rowids.length) {
-      vectors.remove(rowids);
-      this.vectorsDirty = true;
-    }
-  }
-
-  private async markCancelled(documentIds: string[]): Promise<void> {
-    for (const id of documentIds) {
-      const document = await this.documents.repository.findById(id);
-      if (document && document.status !== 'indexed' && document.status !== 'failed') {
-        await this.documents.repository.update(id, { status: 'failed', error: CANCELLED_REASON, updated_at: clock.now() });
-      }
-    }
+    await this.store.discardDocument(documentId);
   }
 }
 

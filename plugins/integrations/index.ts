@@ -27,5 +27,5 @@ export default fp(
     app.addHook('onReady', () => service.resumeInterrupted());
     await app.register(integrationsRoutes);
   },
-  { name: 'integrations', dependencies: ['ingestion'] },
+  { name: 'integrations', dependencies: ['hearth-guard', 'jobs', 'documents', 'ingestion'] },
 );

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { JobView } from '../jobs/schemas.js';
+import { JobView } from '../jobs/index.js';
 import { CreateIntegrationBody, IntegrationIdParams, IntegrationList, IntegrationView, ListIntegrationsQuery, UpdateIntegrationBody } from './schemas.js';
 
 const viewer = { access: { role: 'viewer' as const } };

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { StringEnum } from '../../core/schemas.js';
-import { RunSummary } from '../documents/run-summary.js';
+import { RunSummary } from '../jobs/index.js';
 
 export const INTEGRATION_KINDS = ['web'] as const;
 

@@ -5,13 +5,13 @@ import type { SecretBox } from '../../core/crypto/secret-box.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
 import type { Job } from '../../core/jobs/job.js';
 import { JobFailure, type JobRunner } from '../../core/jobs/runner.js';
-import type { RunSummary } from '../documents/run-summary.js';
-import type { DocumentsService } from '../documents/service.js';
-import type { IngestionPipeline } from '../ingestion/pipeline.js';
+import type { DocumentsService, RunIndexer } from '../documents/index.js';
+import type { RunSummary } from '../jobs/index.js';
 import type { Credentials, WebConfig } from './crawler.js';
 import type { IntegrationRow, IntegrationsRepository } from './repository.js';
 import type { CreateIntegrationBody, IntegrationView, UpdateIntegrationBody } from './schemas.js';
 import { assertUrlAllowed, type Network } from '../../core/net/ssrf-guard.js';
+import { UniqueName } from '../../core/unique-name.js';
 import { IntegrationSync } from './sync.js';
 
 export const SYNC_JOB_TYPE = 'integration.sync';
@@ -20,7 +20,7 @@ const credentialsContext = (id: string) => `integration:${id}`;
 export interface IntegrationsServiceOptions {
   repository: IntegrationsRepository;
   documents: DocumentsService;
-  ingestion: IngestionPipeline;
+  ingestion: RunIndexer;
   jobs: JobRunner;
   secretBox: SecretBox;
   dataDir: string;
@@ -50,9 +50,11 @@ export class IntegrationsService {
   readonly repository: IntegrationsRepository;
   /** The sync job of each integration, so that a second request joins it instead of crawling twice. */
   private readonly syncJobs = new Map<string, string>();
+  private readonly names: UniqueName;
 
   constructor(private readonly options: IntegrationsServiceOptions) {
     this.repository = options.repository;
+    this.names = new UniqueName((name) => this.repository.findByName(name), () => conflict('integration_name_taken', 'An integration with this name already exists', 'body.name'));
   }
 
   async list(limit: number, offset: number): Promise<{ integrations: IntegrationView[]; total: number }> {
@@ -74,10 +76,10 @@ export class IntegrationsService {
 
   async create(input: CreateIntegrationBody): Promise<IntegrationView> {
     const config = await this.acceptConfig(input.config);
-    await this.assertNameFree(input.name);
+    await this.names.assertFree(input.name);
     const id = randomUUID();
     const now = clock.now();
-    await this.repository.insert({
+    await this.names.write(this.repository.insert({
       id,
       name: input.name,
       kind: input.kind,
@@ -89,22 +91,22 @@ export class IntegrationsService {
       last_sync: null,
       created_at: now,
       updated_at: now,
-    });
+    }));
     return this.view(id);
   }
 
   /** A new config replaces the old one whole; pages it no longer reaches are removed by the next sync. */
   async update(id: string, input: UpdateIntegrationBody): Promise<IntegrationView> {
-    const row = await this.get(id);
+    await this.get(id);
     const config = input.config ? await this.acceptConfig(input.config) : undefined;
-    if (input.name !== undefined && input.name.toLowerCase() !== row.name.toLowerCase()) await this.assertNameFree(input.name);
-    await this.repository.update(id, {
+    if (input.name !== undefined) await this.names.assertFree(input.name, id);
+    await this.names.write(this.repository.update(id, {
       ...(input.name !== undefined ? { name: input.name } : {}),
       ...(config ? { config: JSON.stringify(config) } : {}),
       ...(input.credentials !== undefined ? { credentials_sealed: input.credentials === null ? null : this.seal(id, input.credentials) } : {}),
       ...(input.enabled !== undefined ? { enabled: input.enabled ? 1 : 0 } : {}),
       updated_at: clock.now(),
-    });
+    }));
     return this.view(id);
   }
 
@@ -113,8 +115,8 @@ export class IntegrationsService {
     await this.get(id);
     const jobId = this.syncJobs.get(id);
     if (jobId) await this.options.jobs.cancel(jobId);
-    const documents = await this.options.documents.repository.listBySource('integration', id);
-    if (documents.length) await this.options.ingestion.deleteDocuments(documents.map((doc) => doc.id));
+    const documents = await this.options.documents.ofSource('integration', id);
+    if (documents.length) await this.options.documents.remove(documents.map((doc) => doc.id));
     await this.repository.delete(id);
   }
 
@@ -132,7 +134,7 @@ export class IntegrationsService {
       const integration = await this.repository.find(id);
       if (!integration) return;
       const sync = new IntegrationSync(this.options, integration, () => this.openCredentials(integration), requestedAt);
-      await sync.run(context);
+      await sync.sync(context);
     }, { integration_id: id }, () => this.repository.endSyncRequest(id, requestedAt));
     this.syncJobs.set(id, job.id);
     return job;
@@ -174,10 +176,6 @@ export class IntegrationsService {
       allow_private_network: config.allow_private_network,
       ...(config.user_agent ? { user_agent: config.user_agent } : {}),
     };
-  }
-
-  private async assertNameFree(name: string): Promise<void> {
-    if (await this.repository.findByName(name)) throw conflict('integration_name_taken', 'An integration with this name already exists', 'body.name');
   }
 
   private seal(id: string, credentials: Credentials): string {

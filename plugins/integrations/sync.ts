@@ -3,11 +3,8 @@ import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { clock } from '../../core/clock.js';
 import { type JobContext, JobFailure } from '../../core/jobs/runner.js';
-import type { DocumentRow } from '../documents/repository.js';
-import type { RunSummary } from '../documents/run-summary.js';
-import type { DocumentsService } from '../documents/service.js';
-import { recordRun, SourceRunTally } from '../documents/source-run.js';
-import type { IngestionPipeline } from '../ingestion/pipeline.js';
+import { type DocumentRow, type DocumentsService, type RunIndexer, SourceRun } from '../documents/index.js';
+import type { RunSummary } from '../jobs/index.js';
 import { CrawlFailure, type CrawlEvent, type Credentials, type PreviousPage, type WebConfig, WebCrawler } from './crawler.js';
 import type { IntegrationPageRow, IntegrationRow, IntegrationsRepository } from './repository.js';
 import type { Network } from '../../core/net/ssrf-guard.js';
@@ -15,7 +12,7 @@ import type { Network } from '../../core/net/ssrf-guard.js';
 export interface SyncDependencies {
   repository: IntegrationsRepository;
   documents: DocumentsService;
-  ingestion: IngestionPipeline;
+  ingestion: RunIndexer;
   dataDir: string;
   log: FastifyBaseLogger;
   network?: Network;
@@ -27,14 +24,14 @@ const SYNC_WORDS = { item: 'pages', excluded: 'not crawled (robots.txt, off the 
 const loggable = (url: string) => url.split('?')[0];
 
 /**
- * One sync of a web integration, run as a job: crawl, register new and changed pages as documents,
- * index them in the same job, and remove the documents of pages that are gone. A crawl that cannot
- * start (robots.txt or the start URL unreadable) fails the job and removes nothing.
+ * One sync of a web integration, run as a job (a SourceRun): crawl, register new and changed pages
+ * as documents, and remove the documents of pages that are gone; the run then indexes them in the
+ * same job. A crawl that cannot start (robots.txt or the start URL unreadable) fails the job and
+ * removes nothing.
  */
 export class IntegrationSync {
   private readonly seen = new Set<string>();
-  private readonly toIndex = new Set<string>();
-  private readonly tally = new SourceRunTally(SYNC_WORDS);
+  private readonly run: SourceRun;
   private pages = new Map<string, IntegrationPageRow>();
   private documents = new Map<string, DocumentRow>();
 
@@ -44,24 +41,33 @@ export class IntegrationSync {
     /** Opened inside the run, so that a failure to decrypt them is the run's recorded failure. */
     private readonly credentials: () => Credentials | null,
     /** When this sync was asked for: its request ends with it. */
-    private readonly requestedAt: number,
-  ) {}
-
-  /** The sync, recorded: the job's result and the integration's last sync say what it did and left out. */
-  async run(context: JobContext): Promise<void> {
-    const id = this.integration.id;
-    const save = async (summary: RunSummary) => {
-      const succeeded = summary.state === 'succeeded' ? { last_sync_at: Date.parse(summary.finished_at) } : {};
-      await this.deps.repository.update(id, { last_sync: JSON.stringify(summary), ...succeeded });
-      await this.deps.repository.endSyncRequest(id, this.requestedAt);
-    };
-    await recordRun(context, this.tally, { log: this.deps.log, source: { integration: id }, label: 'integration sync', save }, () => this.crawlAndIndex(context));
+    requestedAt: number,
+  ) {
+    const id = integration.id;
+    this.run = new SourceRun({
+      documents: deps.documents,
+      indexer: deps.ingestion,
+      source: { type: 'integration', id },
+      words: SYNC_WORDS,
+      log: deps.log,
+      label: 'integration sync',
+      save: async (summary: RunSummary) => {
+        const succeeded = summary.state === 'succeeded' ? { last_sync_at: Date.parse(summary.finished_at) } : {};
+        await deps.repository.update(id, { last_sync: JSON.stringify(summary), ...succeeded });
+        await deps.repository.endSyncRequest(id, requestedAt);
+      },
+    });
   }
 
-  private async crawlAndIndex(context: JobContext): Promise<void> {
+  /** The sync, recorded: the job's result and the integration's last sync say what it did and left out. */
+  sync(context: JobContext): Promise<void> {
+    return this.run.run(context, () => this.crawl(context));
+  }
+
+  private async crawl(context: JobContext): Promise<void> {
     const id = this.integration.id;
     this.pages = new Map((await this.deps.repository.pages(id)).map((page) => [page.url, page]));
-    this.documents = new Map((await this.deps.documents.repository.listBySource('integration', id)).map((doc) => [doc.id, doc]));
+    this.documents = new Map((await this.deps.documents.ofSource('integration', id)).map((doc) => [doc.id, doc]));
     const crawlDir = path.join(this.deps.dataDir, 'integrations');
     await mkdir(crawlDir, { recursive: true, mode: 0o700 });
     const tmpDir = await mkdtemp(path.join(crawlDir, 'crawl-'));
@@ -88,7 +94,6 @@ export class IntegrationSync {
     }
     if (!(await this.deps.repository.find(id))) return this.discardAll();
     await this.removeUnseen();
-    await this.deps.ingestion.ingestWithin([...this.toIndex], context);
   }
 
   /** Validators are sent only while an indexed copy is kept: a 304 must leave something to read links from. */
@@ -104,21 +109,21 @@ export class IntegrationSync {
     switch (event.kind) {
       case 'not_modified': {
         this.seen.add(event.url);
-        this.tally.add('found');
-        this.tally.add('unchanged');
+        this.run.tally.add('found');
+        this.run.tally.add('unchanged');
         const page = this.pages.get(event.url)!;
         await this.deps.repository.savePage({ ...page, fetched_at: clock.now() });
         return;
       }
       case 'unreachable':
-        this.tally.add('unreadable');
+        this.run.tally.add('unreadable');
         // A passing outage must not empty the index: what was there stays until the page is really gone.
         if (this.pages.has(event.url)) this.seen.add(event.url);
         this.deps.log.warn({ integration: this.integration.id, url: loggable(event.url), reason: event.reason }, 'integration page unreachable');
         return;
       case 'skipped':
-        if (event.tooLarge) this.tally.skip('too_large');
-        else this.tally.add('excluded');
+        if (event.tooLarge) this.run.tally.skip('too_large');
+        else this.run.tally.add('excluded');
         this.deps.log.debug({ integration: this.integration.id, url: loggable(event.url), reason: event.reason }, 'integration page skipped');
         return;
       case 'fetched':
@@ -127,23 +132,14 @@ export class IntegrationSync {
   }
 
   private async register(event: Extract<CrawlEvent, { kind: 'fetched' }>): Promise<void> {
-    this.tally.add('found');
-    const result = await this.deps.documents.upsertFromSource({
-      sourceType: 'integration',
-      sourceId: this.integration.id,
-      sourcePath: event.url,
-      filename: event.filename,
-      filePath: event.file,
-      keepCopy: true,
-    });
+    this.run.tally.add('found');
+    const result = await this.run.register({ sourcePath: event.url, filename: event.filename, filePath: event.file, keepCopy: true });
     await rm(event.file, { force: true });
-    const toIndex = this.tally.registered(result);
     if ('skipped' in result) {
       this.deps.log.debug({ integration: this.integration.id, url: loggable(event.url), reason: result.detail }, 'integration page not indexed');
       return;
     }
     this.seen.add(event.url);
-    if (toIndex) this.toIndex.add(toIndex.id);
     await this.deps.repository.savePage({
       integration_id: this.integration.id,
       url: event.url,
@@ -157,16 +153,12 @@ export class IntegrationSync {
 
   /** Pages gone (404/410), no longer linked, or no longer indexable lose their documents and records. */
   private async removeUnseen(): Promise<void> {
-    const current = await this.deps.documents.repository.listBySource('integration', this.integration.id);
-    const stale = current.filter((doc) => !doc.source_path || !this.seen.has(doc.source_path)).map((doc) => doc.id);
-    if (stale.length) await this.deps.ingestion.deleteDocuments(stale);
-    this.tally.add('removed', stale.length);
+    await this.run.removeWhere((doc) => !doc.source_path || !this.seen.has(doc.source_path));
     await this.deps.repository.deletePages(this.integration.id, [...this.pages.keys()].filter((url) => !this.seen.has(url)));
   }
 
   /** The integration was deleted while this sync ran: what it registered goes too. */
   private async discardAll(): Promise<void> {
-    const orphans = await this.deps.documents.repository.listBySource('integration', this.integration.id);
-    if (orphans.length) await this.deps.ingestion.deleteDocuments(orphans.map((doc) => doc.id));
+    await this.run.removeWhere(() => true);
   }
 }

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { JobResult } from '../../core/jobs/job.js';
 import { StringEnum } from '../../core/schemas.js';
-import { RunSummary } from '../documents/run-summary.js';
+import { RunSummary } from './run-summary.js';
 
 const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 

@@ -18,5 +18,5 @@ export default fp(
     app.auth.useSecondFactor(service);
     await app.register(mfaRoutes);
   },
-  { name: 'mfa', dependencies: ['auth'] },
+  { name: 'mfa', dependencies: ['users', 'sessions', 'auth'] },
 );

@@ -1,6 +1,7 @@
 import cookie from '@fastify/cookie';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { principalOf } from '../../core/auth/guard.js';
 import { TokenPairView } from '../auth/schemas.js';
 import { UserIdParams, UserView } from '../users/schemas.js';
 import { toUserView } from '../users/service.js';
@@ -24,7 +25,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: EnrolmentView },
     },
   }, async (request) => {
-    const principal = request.principal!;
+    const principal = principalOf(request);
     const enrolment = await app.mfa.enroll(principal);
     request.log.info({ event: 'totp.enroll', user: app.logPrivacy.user(principal.id) }, 'TOTP enrolment started');
     return enrolment;
@@ -40,7 +41,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: RecoveryCodesView },
     },
   }, async (request) => {
-    const userId = request.principal!.id;
+    const userId = principalOf(request).id;
     const recoveryCodes = await app.mfa.confirm(userId, request.body.totp_code, request.ip);
     request.log.info({ event: 'totp.enrolled', user: app.logPrivacy.user(userId) }, 'TOTP enrolled');
     return { recovery_codes: recoveryCodes };
@@ -56,7 +57,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: UserView },
     },
   }, async (request) => {
-    const userId = request.principal!.id;
+    const userId = principalOf(request).id;
     await app.mfa.disable(userId, request.body.totp_code, request.ip);
     request.log.info({ event: 'totp.disable', user: app.logPrivacy.user(userId) }, 'TOTP disabled by its user');
     return toUserView(await app.users.get(userId));

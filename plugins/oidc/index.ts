@@ -22,5 +22,5 @@ export default fp(
     }
     await app.register(oidcRoutes);
   },
-  { name: 'oidc', dependencies: ['auth'] },
+  { name: 'oidc', dependencies: ['users', 'sessions', 'auth', '@fastify/rate-limit'] },
 );

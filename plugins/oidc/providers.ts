@@ -8,6 +8,7 @@ import { guardedFetchFunction } from '../../core/net/guarded-request.js';
 import { assertUrlAllowed, type Network, UrlNotAllowed } from '../../core/net/ssrf-guard.js';
 import type { OidcRepository, ProviderRow } from './repository.js';
 import type { CreateProviderBody, ProviderTestResult, ProviderView, UpdateProviderBody } from './schemas.js';
+import { UniqueName } from '../../core/unique-name.js';
 
 /** Every request to an identity provider gives up after this long. */
 const IDP_TIMEOUT_SECONDS = 5;
@@ -86,12 +87,16 @@ export function describeIdpError(error: unknown): string {
 
 /** Provider configuration: admin CRUD over the table, and the env fallback while the table is empty (rule 13). */
 export class OidcProviders {
+  private readonly names: UniqueName;
+
   constructor(
     private readonly repository: OidcRepository,
     private readonly secretBox: SecretBox,
     private readonly envProviders: OidcEnvProvider[],
     private readonly network: Network,
-  ) {}
+  ) {
+    this.names = new UniqueName((name) => repository.findProviderByName(name), () => conflict('provider_name_taken', 'An OIDC provider with this name already exists', 'body.name'));
+  }
 
   /** Env providers that lack a client id, discovery URL or redirect URI cannot sign anyone in. */
   incompleteEnvProviders(): string[] {
@@ -112,12 +117,12 @@ export class OidcProviders {
     const scopes = input.scopes ?? DEFAULT_SCOPES;
     assertOpenidScope(scopes);
     assertSecureDiscovery(input.discovery_url);
-    await this.assertNameFree(input.name);
+    await this.names.assertFree(input.name);
     const allowPrivateNetwork = input.allow_private_network ?? false;
     await this.assertDiscoveryAllowed(input.discovery_url, allowPrivateNetwork, 'body.discovery_url');
     const now = clock.now();
     const id = randomUUID();
-    await this.repository.insertProvider({
+    await this.names.write(this.repository.insertProvider({
       id,
       name: input.name,
       display_name: input.display_name,
@@ -130,7 +135,7 @@ export class OidcProviders {
       allow_private_network: allowPrivateNetwork ? 1 : 0,
       created_at: now,
       updated_at: now,
-    });
+    }));
     return this.get(id);
   }
 
@@ -139,7 +144,7 @@ export class OidcProviders {
     if (input.scopes !== undefined) assertOpenidScope(input.scopes);
     if (input.discovery_url !== undefined) assertSecureDiscovery(input.discovery_url);
     const name = input.name ?? row.name;
-    if (name !== row.name) await this.assertNameFree(name);
+    await this.names.assertFree(name, id);
     // The saved URL is judged again under a changed policy, and a changed URL under the policy it will have.
     if (input.discovery_url !== undefined || input.allow_private_network !== undefined) {
       const field = input.discovery_url !== undefined ? 'body.discovery_url' : 'body.allow_private_network';
@@ -147,7 +152,7 @@ export class OidcProviders {
     }
     // The secret is sealed for its provider's name, so a rename re-seals the kept secret.
     const secret = input.client_secret === undefined ? this.openSecret(row) : (input.client_secret ?? undefined);
-    await this.repository.updateProvider(id, {
+    await this.names.write(this.repository.updateProvider(id, {
       name,
       ...(input.display_name !== undefined ? { display_name: input.display_name } : {}),
       ...(input.client_id !== undefined ? { client_id: input.client_id } : {}),
@@ -158,7 +163,7 @@ export class OidcProviders {
       ...(input.admin_groups !== undefined ? { admin_groups: JSON.stringify(input.admin_groups) } : {}),
       ...(input.allow_private_network !== undefined ? { allow_private_network: input.allow_private_network ? 1 : 0 } : {}),
       updated_at: clock.now(),
-    });
+    }));
     return this.get(id);
   }
 
@@ -240,10 +245,6 @@ export class OidcProviders {
   /** The discovery URL must pass the SSRF guard under the provider's policy (400 url_not_allowed / url_unresolvable). */
   private async assertDiscoveryAllowed(discoveryUrl: string, allowPrivateNetwork: boolean, field: string): Promise<void> {
     await assertUrlAllowed(new URL(discoveryUrl), { allowPrivateNetwork }, this.network.resolve, field);
-  }
-
-  private async assertNameFree(name: string): Promise<void> {
-    if (await this.repository.findProviderByName(name)) throw conflict('provider_name_taken', 'An OIDC provider with this name already exists', 'body.name');
   }
 }
 

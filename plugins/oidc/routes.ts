@@ -1,7 +1,6 @@
 import cookie from '@fastify/cookie';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { requireTier } from '../../core/auth/guard.js';
 import { tierAtLeast } from '../../core/tiers.js';
 import { TokenPairView } from '../auth/schemas.js';
 import { toProviderView } from './providers.js';
@@ -20,6 +19,8 @@ import { HANDOFF_TTL_MS, LOGIN_STATE_TTL_MS } from './service.js';
 
 const admin = { access: { role: 'admin' as const, tier: 'ENTERPRISE' as const } };
 const open = { access: { public: true as const } };
+/** The sign-in flow: public (the caller has no token yet), and closed below ENTERPRISE. */
+const openOnEnterprise = { access: { public: true as const, tier: 'ENTERPRISE' as const } };
 /** Binds a started login to the browser that started it (Lax: it must ride the IdP's redirect back). */
 const STATE_COOKIE = 'hearth_oidc_state';
 /** Carries the one-time handoff code from the callback to the web UI's POST /api/auth/oidc/session. */
@@ -32,7 +33,6 @@ export const oidcRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // Cookies exist only in this scope: no other route reads or sets one.
   await app.register(cookie);
   const cookieBase = { httpOnly: true, secure: app.config.tls.enabled } as const;
-  const enterprise = () => requireTier(app.entitlement, 'ENTERPRISE');
   // Anonymous callers must not turn Hearth into a request pump against the IdP or fill the state table.
   const throttle = app.rateLimit({ max: 120, timeWindow: '1 minute' });
 
@@ -118,34 +118,32 @@ export const oidcRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.get('/api/auth/oidc/:provider_id/login', {
-    config: open,
+    config: openOnEnterprise,
     schema: {
       summary: 'Start an OIDC login (302 to the identity provider)',
-      description: 'Authorization Code flow with PKCE S256 (never plain), state and nonce kept server-side. ENTERPRISE.',
+      description: 'Authorization Code flow with PKCE S256 (never plain), state and nonce kept server-side.',
       tags: ['oidc'],
       params: ProviderNameParams,
       querystring: LoginQuery,
     },
     preHandler: throttle,
   }, async (request, reply) => {
-    enterprise();
     const { url, state } = await app.oidc.service.start(request.params.provider_id);
     reply.setCookie(STATE_COOKIE, state, { ...cookieBase, sameSite: 'lax', path: '/api/auth/oidc', maxAge: LOGIN_STATE_TTL_MS / 1000 });
     return reply.redirect(url, 302);
   });
 
   app.get('/api/auth/oidc/:provider_id/callback', {
-    config: open,
+    config: openOnEnterprise,
     schema: {
       summary: 'Finish an OIDC login (302 to the web UI)',
-      description: `Validates state, PKCE and the ID token, provisions the user on first login, then sets a single-use HttpOnly cookie (${HANDOFF_TTL_MS / 1000} s) for POST ${SESSION_PATH} and redirects to the web UI. No token ever travels in a URL. ENTERPRISE.`,
+      description: `Validates state, PKCE and the ID token, provisions the user on first login, then sets a single-use HttpOnly cookie (${HANDOFF_TTL_MS / 1000} s) for POST ${SESSION_PATH} and redirects to the web UI. No token ever travels in a URL.`,
       tags: ['oidc'],
       params: ProviderNameParams,
       querystring: CallbackQuery,
     },
     preHandler: throttle,
   }, async (request, reply) => {
-    enterprise();
     const browserState = request.cookies[STATE_COOKIE];
     reply.clearCookie(STATE_COOKIE, { path: '/api/auth/oidc' });
     const provider = request.params.provider_id;
@@ -158,16 +156,15 @@ export const oidcRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.post(SESSION_PATH, {
-    config: open,
+    config: openOnEnterprise,
     schema: {
       summary: 'Redeem a finished OIDC login for a token pair',
-      description: 'The web UI calls this once after the callback redirected it; the handoff cookie is single-use and lasts 60 s. With X-Hearth-Refresh: cookie the refresh token is set as a cookie, as at login. ENTERPRISE.',
+      description: 'The web UI calls this once after the callback redirected it; the handoff cookie is single-use and lasts 60 s. With X-Hearth-Refresh: cookie the refresh token is set as a cookie, as at login.',
       tags: ['oidc'],
       response: { 200: TokenPairView },
     },
     preHandler: throttle,
   }, async (request, reply) => {
-    enterprise();
     const code = request.cookies[HANDOFF_COOKIE];
     reply.clearCookie(HANDOFF_COOKIE, { path: SESSION_PATH });
     reply.header('cache-control', 'no-store');

@@ -29,5 +29,5 @@ export default fp(
       sender.close();
     });
   },
-  { name: 'password-reset', dependencies: ['users', 'sessions'] },
+  { name: 'password-reset', dependencies: ['users', 'sessions', '@fastify/rate-limit'] },
 );

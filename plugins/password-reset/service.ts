@@ -83,7 +83,7 @@ export class PasswordResetService {
     // Checked before the token is spent, so a rejected password leaves the link usable.
     assertPasswordPolicy(newPassword, user.username, 'body.new_password');
     if (!(await this.repository.consume(row.id, clock.now()))) throw invalidToken();
-    // The users service hashes, stores and calls sessions.revokeUser (its onPasswordChanged hook).
+    // The users service hashes, stores and tells the sessions plugin, which revokes the user's sessions.
     await this.users.update(user.id, { password: newPassword });
     this.log.info({ event: 'password_reset.completed', user: this.privacy.user(user.id) }, 'password reset completed');
   }

@@ -1,32 +1,24 @@
 import fp from 'fastify-plugin';
-import { KeywordIndexMaintenance } from './maintenance.js';
 import { RetrievalRepository } from './repository.js';
 import { retrievalRoutes } from './routes.js';
 import { RetrievalService } from './service.js';
 
+// Retrieval's public surface: what other plugins (the chat) may import.
+export { SEARCH_MODES, type RetrievalService, type RetrievalSettings, type SearchMode, type SearchResult } from './service.js';
+export type { SearchFilters } from './repository.js';
+export { RetrievalSettingsSchema } from './schemas.js';
+export { STOPWORDS, candidateTerms, queryWords } from './keyword-query.js';
+
 declare module 'fastify' {
   interface FastifyInstance {
     retrieval: RetrievalService;
-    keywordIndex: KeywordIndexMaintenance;
   }
 }
 
-/** How often the keyword index is checked for writes to merge. */
-const MERGE_CHECK_MS = 30_000;
-
-/** Hybrid retrieval and POST /api/search; the chat reuses app.retrieval. The embedder and vectors come from app.searchIndex (the index plugin). */
+/** Hybrid retrieval and POST /api/search, reads only; the chat reuses app.retrieval. The embedder and vectors come from app.searchIndex (the index plugin). */
 export default fp(
   async function retrieval(app) {
-    const repository = new RetrievalRepository(app.db);
-    app.decorate('retrieval', new RetrievalService(repository, app.searchIndex));
-    const maintenance = new KeywordIndexMaintenance(repository);
-    app.decorate('keywordIndex', maintenance);
-    const timer = setInterval(() => maintenance.compact().catch((err) => app.log.warn({ err }, 'merging the keyword index failed')), MERGE_CHECK_MS);
-    timer.unref();
-    app.addHook('onClose', async () => {
-      clearInterval(timer);
-      await maintenance.stop();
-    });
+    app.decorate('retrieval', new RetrievalService(new RetrievalRepository(app.db), app.searchIndex));
     await app.register(retrievalRoutes);
   },
   { name: 'retrieval', dependencies: ['hearth-guard', 'index'] },

@@ -27,7 +27,7 @@ export interface SearchFilters {
   groups?: string[];
 }
 
-/** SQL of retrieval: FTS5 keyword ranking over chunks_fts and chunk lookups by rowid, each compiled once. */
+/** SQL of retrieval, reads only: FTS5 keyword ranking over chunks_fts and chunk lookups by rowid, each compiled once. */
 export class RetrievalRepository {
   private readonly span;
   private readonly probe;
@@ -87,28 +87,6 @@ export class RetrievalRepository {
   async keywordRanked(match: string, limit: number, minRowid = 0): Promise<RankedRowid[]> {
     const rows = await this.ranked({ match, minRowid, limit });
     return rows.map((row) => ({ rowid: row.rowid, score: -row.bm25 }));
-  }
-
-  /** Writes on this connection so far (SQLite's total_changes): tells whether the keyword index may need merging. */
-  async writes(): Promise<number> {
-    return (await sql<{ n: number }>`select total_changes() as n`.execute(this.db)).rows[0].n;
-  }
-
-  /**
-   * One bounded step of merging the keyword index's segments (at most `pages` pages of work).
-   * Ingestion leaves many small FTS5 segments; every query term reads each of them, so merging
-   * them down cut the keyword side's cost by a quarter at 100k chunks. True while work remains.
-   */
-  async mergeKeywordIndexStep(pages: number): Promise<boolean> {
-    const before = await this.writes();
-    await sql`insert into chunks_fts(chunks_fts, rank) values ('merge', ${pages})`.execute(this.db);
-    // FTS5's documented signal: fewer than two changes means there was nothing left to merge.
-    return (await this.writes()) - before >= 2;
-  }
-
-  /** Merges down to one segment per level (usermerge 2), step by step, when asked to merge. */
-  async setKeywordMergeWidth(): Promise<void> {
-    await sql`insert into chunks_fts(chunks_fts, rank) values ('usermerge', 2)`.execute(this.db);
   }
 
   /** The chunks of these rowids that may be returned: their document is indexed and passes the filters. */

@@ -18,6 +18,12 @@ export default fp(
     const service = new SessionService(new SessionsRepository(app.db), new UsersRepository(app.db), app.tokens, app.settings, app.entitlement);
     app.decorate('sessions', service);
     app.decorate('identity', service);
+    app.users.onChange({
+      userChanged: (userId) => service.forget(userId),
+      passwordChanged: async (userId) => {
+        await service.revokeUser(userId);
+      },
+    });
     await app.register(sessionsRoutes);
 
     const timer = setInterval(() => service.pruneIdle().catch((err) => app.log.error({ err }, 'session prune failed')), PRUNE_INTERVAL_MS);

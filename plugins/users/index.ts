@@ -16,16 +16,8 @@ export default fp(
     const repository = new UsersRepository(app.db);
     // One user, one anon id in the logs, whether a line names them by username or by id.
     app.logPrivacy.useUserDirectory((key) => repository.idNow(key));
-    app.decorate(
-      'users',
-      new UsersService(repository, {
-        requireEmail: app.config.authRequireEmail,
-        onUserChanged: (userId) => app.sessions.forget(userId),
-        onPasswordChanged: async (userId) => {
-          await app.sessions.revokeUser(userId);
-        },
-      }),
-    );
+    // The sessions plugin, registered after this one, subscribes to users' changes (UsersService.onChange).
+    app.decorate('users', new UsersService(repository, { requireEmail: app.config.authRequireEmail }));
     await bootstrapDefaultAdmin(app);
     await app.register(usersRoutes);
   },

@@ -23,15 +23,25 @@ export function toUserView(row: UserProfileRow): UserView {
 interface UsersServiceOptions {
   /** AUTH_REQUIRE_EMAIL: local users must have a non-empty email. */
   requireEmail: boolean;
-  /** Called after a user's password changed, so their other sessions end. */
-  onPasswordChanged: (userId: string) => Promise<void>;
-  /** Called after any change to a user (role, email, password, deletion): cached identities must be dropped. */
-  onUserChanged: (userId: string) => void;
+}
+
+/** What a plugin registered after users learns of their changes (the sessions plugin: its cache and sessions). */
+export interface UserChangeListener {
+  /** After any change to a user (role, email, password, deletion): cached identities must be dropped. */
+  userChanged(userId: string): void;
+  /** After a user's password changed, so their other sessions end. */
+  passwordChanged(userId: string): Promise<void>;
 }
 
 /** The rules of user management; SQL stays in the repository, HTTP in the routes. */
 export class UsersService {
+  private readonly listeners: UserChangeListener[] = [];
+
   constructor(readonly repository: UsersRepository, private readonly options: UsersServiceOptions) {}
+
+  onChange(listener: UserChangeListener): void {
+    this.listeners.push(listener);
+  }
 
   async get(id: string): Promise<UserViewRow> {
     const user = await this.repository.findById(id);
@@ -88,8 +98,8 @@ export class UsersService {
       updated_at: clock.now(),
     });
     if (outcome === 'last_admin') throw conflict('last_admin', 'The last admin cannot be demoted', 'body.role');
-    this.options.onUserChanged(id);
-    if (input.password !== undefined) await this.options.onPasswordChanged(id);
+    for (const listener of this.listeners) listener.userChanged(id);
+    if (input.password !== undefined) for (const listener of this.listeners) await listener.passwordChanged(id);
     return this.get(id);
   }
 
@@ -106,7 +116,7 @@ export class UsersService {
     const user = await this.get(id);
     const outcome = await this.repository.deleteKeepingAnAdmin(id);
     if (outcome === 'last_admin') throw conflict('last_admin', 'The last admin cannot be deleted');
-    this.options.onUserChanged(id);
+    for (const listener of this.listeners) listener.userChanged(id);
     return user;
   }
 

@@ -1,4 +1,4 @@
-import { type FileType, OCR_FILE_TYPES } from '../file-type.js';
+import type { FileType } from '../../documents/index.js';
 import { compactSection, type ExtractedDocument, ExtractionError, type ExtractOptions } from '../extracted-document.js';
 import { extractCsv } from './csv.js';
 import { extractDocx } from './docx.js';
@@ -10,7 +10,13 @@ import { extractXlsx } from './xlsx.js';
 
 type Extractor = (filePath: string, options: ExtractOptions) => Promise<ExtractedDocument>;
 
-const EXTRACTORS: Partial<Record<FileType, Extractor>> = {
+/** Images have no text layer: they are read by OCR only, which this release does not ship. */
+const imageWithoutOcr: Extractor = async (_filePath, options) => {
+  throw new ExtractionError('unsupported', options.ocrEnabled ? 'OCR is not available in this release' : 'Images are indexed only with OCR enabled (INDEXING_OCR_ENABLED)');
+};
+
+/** One extractor per type documents detects: a new type does not compile until it has one. */
+const EXTRACTORS: Record<FileType, Extractor> = {
   pdf: extractPdf,
   docx: extractDocx,
   xlsx: extractXlsx,
@@ -18,6 +24,9 @@ const EXTRACTORS: Partial<Record<FileType, Extractor>> = {
   html: extractHtml,
   md: extractMd,
   txt: extractTxt,
+  png: imageWithoutOcr,
+  jpg: imageWithoutOcr,
+  tiff: imageWithoutOcr,
 };
 
 const EMPTY_MESSAGE: Partial<Record<FileType, string>> = {
@@ -26,14 +35,8 @@ const EMPTY_MESSAGE: Partial<Record<FileType, string>> = {
 
 /** One document, by its detected type; every failure is an ExtractionError with a reason for the user. */
 export async function extractDocument(filePath: string, fileType: FileType, options: ExtractOptions): Promise<ExtractedDocument> {
-  const extractor = EXTRACTORS[fileType];
-  if (!extractor) {
-    if (OCR_FILE_TYPES.has(fileType)) {
-      const message = options.ocrEnabled ? 'OCR is not available in this release' : 'Images are indexed only with OCR enabled (INDEXING_OCR_ENABLED)';
-      throw new ExtractionError('unsupported', message);
-    }
-    throw new ExtractionError('unsupported', `Files of type ${fileType} are not supported`);
-  }
+  const extractor = Object.hasOwn(EXTRACTORS, fileType) ? EXTRACTORS[fileType] : undefined;
+  if (!extractor) throw new ExtractionError('unsupported', `Files of type ${fileType} are not supported`);
   let document: ExtractedDocument;
   try {
     document = await extractor(filePath, options);

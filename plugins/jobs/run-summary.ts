@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { StringEnum } from '../../core/schemas.js';
 
-// A module of its own: the job schema shows it as a job's result, and documents/schemas.ts imports the job schema.
+// The result of the jobs that run a connector scan or integration sync (documents/source-run.ts): the job schema shows it.
 
 /** Why a file or page of a connector or integration was not made a document. */
 export const SKIP_REASONS = ['plan_document_limit', 'plan_storage_limit', 'tier_required', 'unsupported_type', 'too_large'] as const;
