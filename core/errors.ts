@@ -88,7 +88,7 @@ function isDiskFull(error: unknown): boolean {
 const MALFORMED_MULTIPART = /^Multipart: Boundary not found$|unexpected end of multipart data/i;
 
 /** Maps framework errors (validation, parsing, limits) onto the one shape. */
-function toHttpError(error: FastifyError & { validation?: AjvIssue[]; validationContext?: string }): HttpError | undefined {
+export function toHttpError(error: FastifyError & { validation?: AjvIssue[]; validationContext?: string }): HttpError | undefined {
   if (error instanceof HttpError) return error;
   if (isDiskFull(error)) return diskFull();
   if (error.code === 'FST_MP_PREMATURE_CLOSE' || MALFORMED_MULTIPART.test(error.message)) return multipartMalformed();

@@ -201,6 +201,27 @@ describe('refused logins create no user', () => {
     expect(res.json().error.code).toBe('oidc_login_failed');
   });
 
+  it('a browser navigation (Accept: text/html) goes back to the sign-in page with the code; a JSON client keeps the JSON error', async () => {
+    const navigate = (back: URL, state: string, accept: string) =>
+      call({ method: 'GET', url: back.pathname + back.search, headers: { accept }, cookies: { [STATE_COOKIE]: state } });
+    const BROWSER = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+    const aborted = await startLogin();
+    const res = await navigate(await idp.authorize(aborted.authorizationUrl.href, 'sub-alice', { abort: true }), aborted.state, BROWSER);
+    expect(res.statusCode).toBe(302);
+    expect(res.headers.location).toBe('/sign-in?sso_error=oidc_login_failed');
+    expect(cookieOf(res, HANDOFF_COOKIE)).toBeUndefined();
+
+    const tampered = await startLogin();
+    const back = await idp.authorize(tampered.authorizationUrl.href, 'sub-alice');
+    back.searchParams.set('state', `${tampered.state}x`);
+    expect((await navigate(back, `${tampered.state}x`, BROWSER)).headers.location).toBe('/sign-in?sso_error=oidc_state_invalid');
+
+    const api = await startLogin();
+    const json = await navigate(await idp.authorize(api.authorizationUrl.href, 'sub-alice', { abort: true }), api.state, 'application/json');
+    expect(json.statusCode).toBe(401);
+    expect(json.json().error.code).toBe('oidc_login_failed');
+  });
+
   it('a forged code', async () => {
     const { authorizationUrl, state } = await startLogin();
     const back = await idp.authorize(authorizationUrl.href, 'sub-alice');

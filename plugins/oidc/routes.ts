@@ -1,6 +1,8 @@
 import cookie from '@fastify/cookie';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { toHttpError } from '../../core/errors.js';
 import { tierAtLeast } from '../../core/tiers.js';
 import { TokenPairView } from '../auth/schemas.js';
 import { toProviderView } from './providers.js';
@@ -28,6 +30,18 @@ const HANDOFF_COOKIE = 'hearth_oidc_handoff';
 const SESSION_PATH = '/api/auth/oidc/session';
 /** Where the browser lands after a successful callback: the web UI, which then redeems the handoff. */
 const UI_HOME = '/';
+/** Where a browser lands after a failed callback: the sign-in page, which words the code (never text from the URL). */
+const SIGN_IN = '/sign-in';
+
+/**
+ * A failed callback in a browser navigation (it accepts HTML) goes back to the sign-in page with the error's
+ * code; API clients, and server errors (logged by the app's handler), keep the JSON error.
+ */
+function callbackErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const known = toHttpError(error);
+  if (!known || known.statusCode >= 500 || !/\btext\/html\b/.test(request.headers.accept ?? '')) throw error;
+  return reply.redirect(`${SIGN_IN}?sso_error=${encodeURIComponent(known.code)}`, 302);
+}
 
 export const oidcRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // Cookies exist only in this scope: no other route reads or sets one.
@@ -137,12 +151,14 @@ export const oidcRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: openOnEnterprise,
     schema: {
       summary: 'Finish an OIDC login (302 to the web UI)',
-      description: `Validates state, PKCE and the ID token, provisions the user on first login, then sets a single-use HttpOnly cookie (${HANDOFF_TTL_MS / 1000} s) for POST ${SESSION_PATH} and redirects to the web UI. No token ever travels in a URL.`,
+      description: `Validates state, PKCE and the ID token, provisions the user on first login, then sets a single-use HttpOnly cookie (${HANDOFF_TTL_MS / 1000} s) for POST ${SESSION_PATH} and redirects to the web UI. No token ever travels in a URL. ` +
+        `A 4xx failure is the JSON error, or, when the request accepts text/html (a browser navigation), a 302 to ${SIGN_IN}?sso_error=<code>.`,
       tags: ['oidc'],
       params: ProviderNameParams,
       querystring: CallbackQuery,
     },
     preHandler: throttle,
+    errorHandler: callbackErrorHandler,
   }, async (request, reply) => {
     const browserState = request.cookies[STATE_COOKIE];
     reply.clearCookie(STATE_COOKIE, { path: '/api/auth/oidc' });

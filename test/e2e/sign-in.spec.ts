@@ -120,6 +120,28 @@ describe('sign-in journeys', () => {
     await guarded.close();
   });
 
+  it('a failed single sign-on lands back on the sign-in page with a readable message, never the raw JSON or text from the URL', async () => {
+    const guarded = await openPage(browser, ui.url, { suite: SUITE, viewport: DESKTOP, allowOrigins: [idp.issuer] });
+    onTestFailed(() => guarded.shot('failed-sso-error').then(() => undefined));
+    const { page } = guarded;
+    await page.goto(`${ui.url}/sign-in`);
+    const authorize = page.waitForRequest((request) => request.url().startsWith(`${idp.issuer}/`));
+    await page.getByRole('button', { name: 'Sign in with Corp SSO' }).click();
+    const state = new URL((await authorize).url()).searchParams.get('state')!;
+    // The IdP's answer when the user cancels, to this browser (its state cookie rides along).
+    await page.goto(`${ui.url}/api/auth/oidc/corp/callback?error=access_denied&state=${encodeURIComponent(state)}`);
+    await page.waitForURL(`${ui.url}/sign-in?sso_error=oidc_login_failed`);
+    await page.locator('.alert-warning', { hasText: 'Single sign-on failed: the identity provider’s login could not be completed or verified.' }).waitFor();
+    expect(await page.locator('body').textContent()).not.toContain('"error"');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+
+    await page.goto(`${ui.url}/sign-in?sso_error=${encodeURIComponent('Your account is locked, call +1 555 0100')}`);
+    await page.getByText('Single sign-on failed. Try again, or sign in with your password.').waitFor();
+    expect(await page.locator('body').textContent()).not.toContain('call +1 555 0100');
+    await expectClean(guarded);
+    await guarded.close();
+  });
+
   it('resets a forgotten password through the mailed link, once', async () => {
     const guarded = await openPage(browser, ui.url, { suite: SUITE, viewport: DESKTOP });
     onTestFailed(() => guarded.shot('failed-reset').then(() => undefined));

@@ -71,7 +71,11 @@ async function redeemSso(): Promise<void> {
 
 /** At page load: back from the identity provider, or an existing session through the refresh cookie, or signed out. */
 export async function resumeSession(): Promise<void> {
-  if (sessionStorage.getItem(SSO_PENDING)) return redeemSso();
+  if (sessionStorage.getItem(SSO_PENDING)) {
+    // A failed callback sends the browser back with ?sso_error (the sign-in page words it): no handoff to redeem.
+    if (!new URLSearchParams(window.location.search).has('sso_error')) return redeemSso();
+    sessionStorage.removeItem(SSO_PENDING);
+  }
   try {
     if (await refreshSession()) return await loadIdentity();
   } catch {

@@ -5,11 +5,12 @@ import { branding } from '../branding/branding';
 import { Alert } from '../components/Alert';
 import { TextField } from '../components/Field';
 import { useSubmit } from '../components/useSubmit';
-import { Link } from '../router/router';
+import { currentLocation, Link } from '../router/router';
 import { beginSession, DOCUMENTED_DEFAULT_PASSWORD, session } from '../session/session';
 import { useStore } from '../store';
 import { login, secondFactor } from './api';
 import { SsoButtons } from './SsoButtons';
+import { ssoErrorMessage } from './ssoError';
 
 /** MFA token failures after which only a new password step helps (README: "each says to log in again"). */
 const LOG_IN_AGAIN = new Set(['mfa_token_locked', 'mfa_token_expired', 'mfa_token_invalid']);
@@ -86,12 +87,13 @@ export default function SignInPage() {
   const brand = useStore(branding);
   const [totp, setTotp] = useState<TotpStep | null>(null);
   const [restartReason, setRestartReason] = useState<string | null>(null);
-  const notice = restartReason ?? state.notice;
+  const ssoError = useStore(currentLocation).search.get('sso_error');
+  const notice = restartReason ?? state.notice ?? (ssoError !== null ? ssoErrorMessage(ssoError) : undefined);
   return (
     <section class="stack">
       <h1 tabIndex={-1}>{totp ? 'Two-step verification' : 'Sign in'}</h1>
       {brand.login_message && <p class="login-message">{brand.login_message}</p>}
-      {notice && !totp && <Alert kind={restartReason || notice.startsWith('Single sign-on failed') ? 'warning' : 'info'}>{notice}</Alert>}
+      {notice && !totp && <Alert kind={restartReason || notice.startsWith('Single sign-on') ? 'warning' : 'info'}>{notice}</Alert>}
       {totp ? (
         <CodeStep
           step={totp}
