@@ -11,15 +11,7 @@ const files = {} as Record<'pdf' | 'docx' | 'xlsx' | 'csv' | 'html' | 'md' | 'tx
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'hearth-file-type-'));
-  Object.assign(files, {
-    pdf: await fixtures.makePdf(dir, 3),
-    docx: await fixtures.makeDocx(dir),
-    xlsx: await fixtures.makeXlsx(dir),
-    csv: await fixtures.makeCsv(dir),
-    html: await fixtures.makeHtml(dir),
-    md: await fixtures.makeMarkdown(dir),
-    txt: await fixtures.makeTxt(dir),
-  });
+  Object.assign(files, await fixtures.makeOneOfEachType(dir));
 });
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
