@@ -1,5 +1,6 @@
 // Public surface of native/embeddings: the rest of Hearth imports from here, never onnxruntime-node.
-export type { Embedder } from './embedder.js';
+export type { EmbedOptions, Embedder } from './embedder.js';
+export { EMBED_RUN, EmbeddingDropped } from './batching.js';
 export { OnnxEmbedder, cudaRuntimeAvailable, type EmbedDevice, type EmbedLog, type OnnxEmbedderOptions } from './onnx-embedder.js';
 export {
   ACTIVE_FILE,
