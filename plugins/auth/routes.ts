@@ -1,10 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf, requireTier } from '../../core/auth/guard.js';
 import { badRequest } from '../../core/errors.js';
-import { LIFETIME_KEYS } from '../sessions/service.js';
-import type { UserProfileRow } from '../users/repository.js';
-import { UserView } from '../users/schemas.js';
-import { toUserView } from '../users/service.js';
+import { LIFETIME_KEYS } from '../sessions/index.js';
+import { type UserProfileRow, UserView, toUserView } from '../users/index.js';
 import { AuthSettingsPatch, AuthSettingsView, EmailBody, LoginBody, LoginResult, PasswordChangeBody, RefreshBody, TokenPairView } from './schemas.js';
 
 const viewer = { access: { role: 'viewer' as const } };

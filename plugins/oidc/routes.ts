@@ -2,7 +2,7 @@ import cookie from '@fastify/cookie';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { tierAtLeast } from '../../core/tiers.js';
-import { TokenPairView } from '../auth/schemas.js';
+import { TokenPairView } from '../auth/index.js';
 import { toProviderView } from './providers.js';
 import {
   CallbackQuery,
