@@ -51,7 +51,7 @@ describe('the embedder in a worker thread', () => {
     const finished: string[] = [];
     const long = inWorker.embed([...texts, ...texts, ...texts]).then((vectors) => (finished.push('long'), vectors));
     const pieces = [0, 7, 19].map((at) => inWorker.embed(texts.slice(at, at + 5)));
-    const query = inWorker.embed(['how do I bleed a radiator']).then((vectors) => (finished.push('query'), vectors));
+    const query = inWorker.embed(['how do I bleed a radiator'], { priority: 'query' }).then((vectors) => (finished.push('query'), vectors));
     const [longVectors, queryVectors, ...pieceVectors] = await Promise.all([long, query, ...pieces]);
     expect(finished).toEqual(['query', 'long']);
     expect(longVectors).toHaveLength(texts.length * 3);
@@ -59,6 +59,19 @@ describe('the embedder in a worker thread', () => {
     const same = (a: Float32Array, b: Float32Array) => a.every((x, j) => Math.abs(x - b[j]) < 1e-5);
     longVectors.forEach((vector, i) => expect(same(vector, alone[i % texts.length])).toBe(true));
     [0, 7, 19].forEach((at, k) => pieceVectors[k].forEach((vector, i) => expect(same(vector, alone[at + i])).toBe(true)));
+  });
+
+  it('drops a call whose signal aborts: it rejects, and the calls after it are answered', async () => {
+    const abort = new AbortController();
+    const dropped = inWorker.embed([...texts, ...texts, ...texts], { signal: abort.signal });
+    const next = inWorker.embed(texts.slice(0, 3));
+    abort.abort();
+    await expect(dropped).rejects.toThrow(/embedding request dropped/);
+    const vectors = await next;
+    expect(vectors).toHaveLength(3);
+    const alone = await onThisThread.embed(texts.slice(0, 3));
+    vectors.forEach((vector, i) => expect(vector.every((x, j) => Math.abs(x - alone[i][j]) < 1e-5)).toBe(true));
+    await expect(inWorker.embed(['too late'], { signal: abort.signal })).rejects.toThrow(/embedding request dropped/);
   });
 
   it('refuses calls once closed', async () => {

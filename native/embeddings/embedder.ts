@@ -10,9 +10,22 @@ export interface Embedder {
   readonly maxTokens: number;
   /** 'cpu' or 'cuda': where it actually runs. */
   readonly device: 'cpu' | 'cuda';
-  /** Embeds a batch; vectors are L2-normalised, so cosine similarity is a dot product. */
-  embed(texts: string[]): Promise<Float32Array[]>;
+  /**
+   * Embeds texts; vectors are L2-normalised, so cosine similarity is a dot product. Callers pass what
+   * they have: the embedder batches the texts (across calls) within its memory bounds (batching.ts).
+   */
+  embed(texts: string[], options?: EmbedOptions): Promise<Float32Array[]>;
   /** Tokens of a text by the model's own tokenizer (special tokens excluded): chunk bounds use it. */
   countTokens(text: string): number;
   close(): Promise<void>;
+}
+
+export interface EmbedOptions {
+  /**
+   * 'query': someone waits on it (a search), so it runs before bulk work, after one run at most.
+   * 'bulk' (the default): chunks being indexed, embedded in the order they were asked for.
+   */
+  priority?: 'query' | 'bulk';
+  /** Aborting drops the texts not embedded yet, and the call rejects (a cancelled or forgotten document). */
+  signal?: AbortSignal;
 }

@@ -5,7 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import * as ort from 'onnxruntime-node';
-import type { Embedder } from './embedder.js';
+import { EMBED_RUN, EmbeddingDropped } from './batching.js';
+import type { EmbedOptions, Embedder } from './embedder.js';
 
 export type EmbedDevice = 'auto' | 'cpu' | 'cuda';
 /** A pino logger fits; only one-line messages are written. */
@@ -27,7 +28,7 @@ export interface OnnxEmbedderOptions {
   device?: EmbedDevice;
   /** Intra-op threads; capped at the cores present (more threads than cores is much slower). */
   threads?: number;
-  /** Texts per ONNX run; bounds memory of a single call. */
+  /** Texts per ONNX run (default: batching.ts's); bounds memory of a single call. */
   batchSize?: number;
   log?: EmbedLog;
 }
@@ -110,7 +111,7 @@ export class OnnxEmbedder implements Embedder {
     this.maxTokens = opts.maxTokens;
     this.device = device;
     this.normalize = opts.normalize ?? true;
-    this.batchSize = Math.max(1, opts.batchSize ?? 16);
+    this.batchSize = Math.max(1, opts.batchSize ?? EMBED_RUN.maxTexts);
     const unknown = session.inputNames.filter((n) => !KNOWN_INPUTS.has(n));
     if (unknown.length || !session.inputNames.includes('input_ids')) {
       throw new Error(`embedding model inputs [${session.inputNames.join(', ')}] are not a sentence-transformers export (input_ids, attention_mask, token_type_ids)`);
@@ -155,12 +156,14 @@ export class OnnxEmbedder implements Embedder {
     return this.tokenizer.encode(text, { add_special_tokens: false }).ids.length;
   }
 
-  async embed(texts: string[]): Promise<Float32Array[]> {
+  /** On the calling thread, one call at a time: a priority has nothing to overtake. */
+  async embed(texts: string[], { signal }: EmbedOptions = {}): Promise<Float32Array[]> {
     const encoded = texts.map((t) => this.encodeTruncated(t));
     // Similar lengths share a batch so padding stays small; results go back in input order.
     const order = encoded.map((_, i) => i).sort((a, b) => encoded[a].ids.length - encoded[b].ids.length);
     const out = new Array<Float32Array>(texts.length);
     for (let start = 0; start < order.length; start += this.batchSize) {
+      if (signal?.aborted) throw new EmbeddingDropped();
       const slice = order.slice(start, start + this.batchSize);
       const vectors = await this.runBatch(slice.map((i) => encoded[i]));
       slice.forEach((i, k) => (out[i] = vectors[k]));

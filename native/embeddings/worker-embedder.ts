@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Tokenizer } from '@huggingface/tokenizers';
-import type { Embedder } from './embedder.js';
+import { EmbeddingDropped } from './batching.js';
+import type { EmbedOptions, Embedder } from './embedder.js';
 import { modelFolder, readManifest, resolveActiveModel } from '../model-files/index.js';
 import type { LoadEmbedderOptions } from './models.js';
 import { readTokenizer } from './onnx-embedder.js';
@@ -11,7 +12,10 @@ export interface ThreadStart extends Omit<LoadEmbedderOptions, 'log' | 'id'> {
   id: string;
 }
 
-export type ThreadRequest = { type: 'embed'; id: number; texts: string[] } | { type: 'close' };
+export type ThreadRequest =
+  | { type: 'embed'; id: number; texts: string[]; priority: 'query' | 'bulk' }
+  | { type: 'drop'; id: number }
+  | { type: 'close' };
 
 export type ThreadReply =
   | { type: 'ready'; modelId: string; dimension: number; maxTokens: number; device: 'cpu' | 'cuda' }
@@ -97,14 +101,27 @@ export class WorkerEmbedder implements Embedder {
     return this.tokenizer.encode(text, { add_special_tokens: false }).ids.length;
   }
 
-  embed(texts: string[]): Promise<Float32Array[]> {
+  embed(texts: string[], { priority = 'bulk', signal }: EmbedOptions = {}): Promise<Float32Array[]> {
     if (this.stopped) return Promise.reject(this.stopped);
+    if (signal?.aborted) return Promise.reject(new EmbeddingDropped());
     if (texts.length === 0) return Promise.resolve([]);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { count: texts.length, resolve, reject });
+      const dropped = () => {
+        if (!this.pending.has(id)) return;
+        this.forget(id);
+        this.worker.postMessage({ type: 'drop', id } satisfies ThreadRequest);
+        reject(new EmbeddingDropped());
+      };
+      signal?.addEventListener('abort', dropped, { once: true });
+      const settled = () => signal?.removeEventListener('abort', dropped);
+      this.pending.set(id, {
+        count: texts.length,
+        resolve: (vectors) => (settled(), resolve(vectors)),
+        reject: (error) => (settled(), reject(error)),
+      });
       if (this.pending.size === 1) this.worker.ref();
-      this.worker.postMessage({ type: 'embed', id, texts } satisfies ThreadRequest);
+      this.worker.postMessage({ type: 'embed', id, texts, priority } satisfies ThreadRequest);
     });
   }
 
@@ -121,11 +138,16 @@ export class WorkerEmbedder implements Embedder {
     if (reply.type !== 'vectors' && reply.type !== 'error') return;
     const pending = this.pending.get(reply.id);
     if (!pending) return;
-    this.pending.delete(reply.id);
-    if (this.pending.size === 0) this.worker.unref();
+    this.forget(reply.id);
     if (reply.type === 'error') return pending.reject(new Error(reply.message));
     const size = this.dimension;
     pending.resolve(Array.from({ length: pending.count }, (_, i) => reply.data.subarray(i * size, (i + 1) * size)));
+  }
+
+  /** An idle embedder does not keep the process alive. */
+  private forget(id: number): void {
+    this.pending.delete(id);
+    if (this.pending.size === 0) this.worker.unref();
   }
 
   private stop(error: Error): void {

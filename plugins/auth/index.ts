@@ -1,9 +1,13 @@
 import fp from 'fastify-plugin';
-import { UsersRepository } from '../users/repository.js';
 import { LoginThrottle } from './login-throttle.js';
 import { RefreshCookie } from './refresh-cookie.js';
 import { authRoutes } from './routes.js';
 import { AuthService } from './service.js';
+
+// The auth plugin's public surface: what the second factor and OIDC plugins may import.
+export type { AuthService, MfaChallenge, SecondFactorGate } from './service.js';
+export { SecondFactorThrottle } from './login-throttle.js';
+export { TokenPairView } from './schemas.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -16,7 +20,7 @@ declare module 'fastify' {
 /** Password login, refresh, sign-out, the caller's own account, and the runtime token lifetimes. */
 export default fp(
   async function auth(app) {
-    app.decorate('auth', new AuthService(app.users, new UsersRepository(app.db), app.sessions, new LoginThrottle()));
+    app.decorate('auth', new AuthService(app.users, app.sessions, new LoginThrottle()));
     app.decorate('refreshCookie', new RefreshCookie(app.config.tls.enabled));
     await app.register(authRoutes);
   },

@@ -1,7 +1,7 @@
 import type {} from '@fastify/cookie';
 import { createDecoder } from 'fast-jwt';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { TokenPair } from '../sessions/service.js';
+import type { TokenPair } from '../sessions/index.js';
 
 /** The browser's refresh token: HttpOnly (no page script reads it), SameSite=Strict, sent to the refresh path only. */
 export const REFRESH_COOKIE = 'hearth_refresh';

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { EmailSchema, PasswordSchema } from '../users/schemas.js';
+import { EmailSchema, PasswordSchema } from '../users/index.js';
 
 export const LoginBody = Type.Object(
   { username: Type.String({ minLength: 1, maxLength: 256 }), password: Type.String({ minLength: 1, maxLength: 1024 }) },

@@ -1,8 +1,7 @@
 import { assertPasswordPolicy, burnPasswordCheck, verifyPassword } from '../../core/auth/passwords.js';
 import { HttpError, badRequest } from '../../core/errors.js';
-import type { SessionService, TokenPair } from '../sessions/service.js';
-import type { UserRow, UsersRepository } from '../users/repository.js';
-import type { UsersService } from '../users/service.js';
+import type { SessionService, TokenPair } from '../sessions/index.js';
+import type { UserRow, UsersService } from '../users/index.js';
 import type { LoginThrottle } from './login-throttle.js';
 
 const INVALID_CREDENTIALS = 'Invalid username or password';
@@ -23,7 +22,6 @@ export interface SecondFactorGate {
 export class AuthService {
   constructor(
     private readonly users: UsersService,
-    private readonly repository: UsersRepository,
     private readonly sessions: SessionService,
     private readonly throttle: LoginThrottle,
   ) {}
@@ -31,7 +29,7 @@ export class AuthService {
   /** Checks a username and password, or throws 401 (or 429 when throttled). */
   async verifyCredentials(username: string, password: string, address: string): Promise<UserRow> {
     await this.throttle.assertAllowed(username, address);
-    const user = await this.repository.findByUsername(username);
+    const user = await this.users.findByUsername(username);
     const ok = user?.hashed_password ? await verifyPassword(user.hashed_password, password) : await burnPasswordCheck(password);
     if (!user || !ok) {
       await this.throttle.failed(username, address);

@@ -25,6 +25,8 @@ export interface ChunkOptions {
   minChars: number;
   /** Tokens by the embedder's tokenizer, special tokens excluded (Embedder.countTokens). */
   countTokens: (text: string) => number;
+  /** Token counts of single words that outlive the document: one per tokenizer (see tokenMeter). */
+  wordTokens?: Map<string, number>;
 }
 
 /** The smallest piece packed into chunks: a sentence (or a part of one), counted once. */
@@ -82,7 +84,7 @@ export function chunkDocument(document: ExtractedDocument, options: ChunkOptions
     maxTokens,
     overlapTokens: Math.max(0, Math.min(options.overlapTokens, Math.floor(maxTokens / 2))),
     minChars: options.minChars,
-    meter: tokenMeter(options.countTokens, sample),
+    meter: tokenMeter(options.countTokens, sample, options.wordTokens),
   };
   const drafts = segmentsOf(document.sections, settings).flatMap((segment) => packSegment(segment, settings));
   return mergeShort(drafts, settings).map((draft, ordinal) => {

@@ -7,7 +7,6 @@ import type { Embedder } from '../../native/embeddings/index.js';
 import { type DocumentRow, type DocumentsService, type FileType, UNEXPECTED_REASON } from '../documents/index.js';
 import type { IndexStore, NewChunk } from '../index/index.js';
 import { type ChunkDraft, chunkDocument, chunkId } from './chunker.js';
-import { EmbedFeed } from './embed-feed.js';
 import { ExtractionError } from './extracted-document.js';
 import type { ExtractionPool } from './extraction-pool.js';
 
@@ -33,8 +32,6 @@ const OVERLAP_RATIO = 0.12;
  * never waits for the next document's extraction, SQLite writes or job bookkeeping.
  */
 const LOOKAHEAD_DOCUMENTS = 8;
-/** Chunk texts per embedding request: the embedder's thread batches requests of several documents together. */
-const EMBED_SLICE = 16;
 
 /** A document extracted and chunked ahead of its turn, its vectors requested; nothing of it is written yet. */
 interface Prepared {
@@ -46,8 +43,8 @@ interface Prepared {
   drafts: ChunkDraft[];
   ids: string[];
   embedder: Embedder | null;
-  /** Vectors of the drafts, EMBED_SLICE at a time; none requested when the stored chunks were already these. */
-  slices: Array<Promise<Float32Array[]>>;
+  /** Vectors of the drafts, one request per batch of rows written; none requested when the stored chunks were already these. */
+  batches: Array<Promise<Float32Array[]>>;
 }
 
 /** Without a model's tokenizer, WordPiece averages about 1.3 tokens per English word. */
@@ -57,30 +54,6 @@ function estimateTokens(text: string): number {
   return Math.ceil(words * 1.3);
 }
 
-const WORD_CACHE_LIMIT = 200_000;
-const wordCaches = new WeakMap<Embedder, Map<string, number>>();
-
-/**
- * The embedder's token count, with single words cached across documents: the chunker's token meter
- * counts each distinct word of a document once, which for many small files meant a tokenizer call
- * per word per file (93,000 calls for 1,000 short notes; 3,000 with the cache). A word's count never changes.
- */
-function wordCachedCounter(embedder: Embedder): (text: string) => number {
-  let cache = wordCaches.get(embedder);
-  if (!cache) wordCaches.set(embedder, (cache = new Map()));
-  const words = cache;
-  return (text) => {
-    if (text.length > 48 || /\s/.test(text)) return embedder.countTokens(text);
-    let tokens = words.get(text);
-    if (tokens === undefined) {
-      if (words.size >= WORD_CACHE_LIMIT) words.clear();
-      tokens = embedder.countTokens(text);
-      words.set(text, tokens);
-    }
-    return tokens;
-  };
-}
-
 /**
  * The indexing worker: turns stored documents into indexed chunks: extract (worker pool) -> chunk
  * (the embedder's own tokenizer) -> write chunk rows and their vectors in batches through the index's
@@ -88,8 +61,11 @@ function wordCachedCounter(embedder: Embedder): (text: string) => number {
  * or failed with a reason, never half-indexed: on any failure its chunks and vectors are removed.
  */
 export class IngestionPipeline {
-  private readonly feed = new EmbedFeed();
   private readonly prepared = new Map<string, Promise<Prepared>>();
+  /** Aborts the embedding requests of each document prepared (the embedder drops what it has not run). */
+  private readonly embedding = new Map<string, AbortController>();
+  /** Token counts of words, one cache per tokenizer, kept across documents. */
+  private readonly wordTokens = new WeakMap<Embedder, Map<string, number>>();
   /** The documents of each ingest job enqueued and not started yet, in job order. */
   private readonly upcoming: string[][] = [];
 
@@ -185,10 +161,13 @@ export class IngestionPipeline {
     }
   }
 
-  /** Drops what was prepared for these documents and their embedding requests not sent yet. */
+  /** Drops what was prepared for these documents, and the texts of theirs the embedder has not run yet. */
   private forget(documentIds: string[]): void {
-    for (const id of documentIds) this.prepared.delete(id);
-    if (documentIds.length) this.feed.drop(new Set(documentIds));
+    for (const id of documentIds) {
+      this.prepared.delete(id);
+      this.embedding.get(id)?.abort();
+      this.embedding.delete(id);
+    }
   }
 
   /** Extracts and chunks the document, and requests its vectors unless it is unchanged. */
@@ -201,16 +180,25 @@ export class IngestionPipeline {
     if (drafts.length === 0) throw new ExtractionError('empty', 'No text long enough to index was found in this document');
     const ids = drafts.map((draft) => chunkId(document, draft.ordinal, draft.text));
     const unchanged = sameChunks(await this.store.chunkIdsOf(document.id), ids, embedder);
-    const slices = embedder && !unchanged ? this.requestVectors(document.id, embedder, drafts) : [];
-    return { sha256: document.sha256, file, pageCount: extracted.pageCount ?? null, title: extracted.title, drafts, ids, embedder, slices };
+    const batches = embedder && !unchanged ? this.requestVectors(document.id, embedder, drafts) : [];
+    return { sha256: document.sha256, file, pageCount: extracted.pageCount ?? null, title: extracted.title, drafts, ids, embedder, batches };
   }
 
+  /**
+   * Asks the embedder for the vectors of each batch of rows writeChunks will write, all at once: it
+   * batches them with other documents' in the order asked, and answers a search query first.
+   */
   private requestVectors(documentId: string, embedder: Embedder, drafts: ChunkDraft[]): Array<Promise<Float32Array[]>> {
-    const slices: Array<Promise<Float32Array[]>> = [];
-    for (let start = 0; start < drafts.length; start += EMBED_SLICE) {
-      slices.push(this.feed.request(documentId, embedder, drafts.slice(start, start + EMBED_SLICE).map((draft) => draft.text)));
+    this.embedding.get(documentId)?.abort();
+    const abort = new AbortController();
+    this.embedding.set(documentId, abort);
+    const batches: Array<Promise<Float32Array[]>> = [];
+    for (let start = 0; start < drafts.length; start += this.options.upsertBatchSize) {
+      const vectors = embedder.embed(drafts.slice(start, start + this.options.upsertBatchSize).map((draft) => draft.text), { signal: abort.signal });
+      vectors.catch(() => undefined); // awaited in its turn, or never (its document forgotten)
+      batches.push(vectors);
     }
-    return slices;
+    return batches;
   }
 
   private async ingestDocument(document: DocumentRow, ahead: Promise<Prepared>, context: JobContext): Promise<void> {
@@ -225,6 +213,7 @@ export class IngestionPipeline {
       }
       context.checkpoint();
       const chunkCount = await this.writeChunks(document, prepared, context);
+      this.embedding.delete(document.id);
       await this.documents.indexed(document.id, { pageCount: prepared.pageCount, chunkCount, title: prepared.title });
     } catch (error) {
       this.forget([document.id]);
@@ -244,8 +233,15 @@ export class IngestionPipeline {
       maxTokens,
       overlapTokens: Math.round(maxTokens * OVERLAP_RATIO),
       minChars: this.settings.seed('RAG_MIN_CHUNK_LENGTH'),
-      countTokens: embedder ? wordCachedCounter(embedder) : estimateTokens,
+      countTokens: embedder ? (text: string) => embedder.countTokens(text) : estimateTokens,
+      ...(embedder ? { wordTokens: this.wordTokensOf(embedder) } : {}),
     };
+  }
+
+  private wordTokensOf(embedder: Embedder): Map<string, number> {
+    let cache = this.wordTokens.get(embedder);
+    if (!cache) this.wordTokens.set(embedder, (cache = new Map()));
+    return cache;
   }
 
   /**
@@ -259,7 +255,7 @@ export class IngestionPipeline {
     if (sameChunks(existing, ids, embedder)) return ids.length;
 
     // Stored chunks changed since the document was prepared as unchanged: its vectors were not requested.
-    if (embedder && prepared.slices.length === 0) prepared.slices = this.requestVectors(document.id, embedder, drafts);
+    if (embedder && prepared.batches.length === 0) prepared.batches = this.requestVectors(document.id, embedder, drafts);
     if (existing.length > 0) await this.discardChunks(document.id);
     const vectors = this.store.vectors();
     const now = clock.now();
@@ -281,7 +277,7 @@ export class IngestionPipeline {
         embedded_with: null,
         created_at: now,
       })));
-      if (embedder && vectors) await this.store.addVectors(vectors, rowids, await vectorsBetween(prepared.slices, start, start + batch.length), embedder.modelId);
+      if (embedder && vectors) await this.store.addVectors(vectors, rowids, await prepared.batches[start / this.options.upsertBatchSize], embedder.modelId);
     }
     if (vectors) await this.store.changed();
     return drafts.length;
@@ -290,13 +286,6 @@ export class IngestionPipeline {
   private async discardChunks(documentId: string): Promise<void> {
     await this.store.discardDocument(documentId);
   }
-}
-
-/** Vectors of drafts [start, end) out of slices of EMBED_SLICE. */
-async function vectorsBetween(slices: Array<Promise<Float32Array[]>>, start: number, end: number): Promise<Float32Array[]> {
-  const first = Math.floor(start / EMBED_SLICE);
-  const parts = await Promise.all(slices.slice(first, Math.ceil(end / EMBED_SLICE)));
-  return parts.flat().slice(start - first * EMBED_SLICE, end - first * EMBED_SLICE);
 }
 
 /** Same chunk ids as stored, already embedded with the model in force: indexing the document again is a no-op. */

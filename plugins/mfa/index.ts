@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin';
-import { SecondFactorThrottle } from '../auth/login-throttle.js';
+import { SecondFactorThrottle } from '../auth/index.js';
 import { MfaRepository } from './repository.js';
 import { mfaRoutes } from './routes.js';
 import { MfaService } from './service.js';

@@ -2,9 +2,8 @@ import cookie from '@fastify/cookie';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { principalOf } from '../../core/auth/guard.js';
-import { TokenPairView } from '../auth/schemas.js';
-import { UserIdParams, UserView } from '../users/schemas.js';
-import { toUserView } from '../users/service.js';
+import { TokenPairView } from '../auth/index.js';
+import { UserIdParams, UserView, toUserView } from '../users/index.js';
 import { EnrolmentView, MfaLoginBody, RecoveryCodesView, TotpCodeBody } from './schemas.js';
 
 /** Enrolling is the ENTERPRISE feature (rule 12); the ways out stay open on every plan, so a lapsed licence strands nobody. */

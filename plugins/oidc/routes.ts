@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { toHttpError } from '../../core/errors.js';
 import { tierAtLeast } from '../../core/tiers.js';
-import { TokenPairView } from '../auth/schemas.js';
+import { TokenPairView } from '../auth/index.js';
 import { toProviderView } from './providers.js';
 import {
   CallbackQuery,

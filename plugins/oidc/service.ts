@@ -1,12 +1,12 @@
-import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import * as client from 'openid-client';
 import type { Role } from '../../core/auth/guard.js';
 import { clock } from '../../core/clock.js';
 import type { SecretBox } from '../../core/crypto/secret-box.js';
 import { HttpError, badRequest } from '../../core/errors.js';
-import type { SessionService, TokenPair } from '../sessions/service.js';
-import type { UsersRepository } from '../users/repository.js';
+import type { SessionService, TokenPair } from '../sessions/index.js';
+import type { UsersService } from '../users/index.js';
 import { type OidcProvider, type OidcProviders, describeIdpError } from './providers.js';
 import type { OidcRepository } from './repository.js';
 import { digestSecret } from '../../core/crypto/secret-digest.js';
@@ -51,7 +51,7 @@ export class OidcService {
   constructor(
     private readonly repository: OidcRepository,
     private readonly providers: OidcProviders,
-    private readonly users: UsersRepository,
+    private readonly users: UsersService,
     private readonly sessions: SessionService,
     private readonly secretBox: SecretBox,
     private readonly log: FastifyBaseLogger,
@@ -129,7 +129,7 @@ export class OidcService {
     if (!code) throw handoffInvalid();
     const now = clock.now();
     const userId = await this.repository.consumeHandoff(sha256(code), now - HANDOFF_TTL_MS, now);
-    const user = userId ? await this.users.findById(userId) : undefined;
+    const user = userId ? await this.users.find(userId) : undefined;
     if (!user) throw handoffInvalid();
     return this.sessions.start(user);
   }
@@ -141,31 +141,9 @@ export class OidcService {
     const groups = stringList(claims.groups);
     const role: Role = groups.some((group) => provider.adminGroups.includes(group)) ? 'admin' : 'viewer';
     const email = typeof claims.email === 'string' && /^[^\s@]+@[^\s@]+$/.test(claims.email) && claims.email.length <= 254 ? claims.email : null;
-    const now = clock.now();
-    const id = randomUUID();
-    await this.users.insert({
-      id,
-      username: await this.freeUsername(baseUsername(claims, provider.name)),
-      email,
-      role,
-      hashed_password: null,
-      groups: JSON.stringify([...new Set(['everyone', ...groups])]),
-      auth_source: 'oidc',
-      tokens_valid_after: 0,
-      created_at: now,
-      updated_at: now,
-    });
-    await this.repository.insertIdentity({ issuer: claims.iss, subject: claims.sub, provider: provider.name, user_id: id, created_at: now });
+    const id = await this.users.createExternal({ usernameBase: baseUsername(claims, provider.name), email, role, groups: [...new Set(['everyone', ...groups])] });
+    await this.repository.insertIdentity({ issuer: claims.iss, subject: claims.sub, provider: provider.name, user_id: id, created_at: clock.now() });
     return { userId: id, created: true };
-  }
-
-  /** The base name, or base-2, base-3, ...: usernames are unique in any case. */
-  private async freeUsername(base: string): Promise<string> {
-    for (let n = 1; n < 1000; n++) {
-      const candidate = n === 1 ? base : `${base}-${n}`;
-      if (!(await this.users.findByUsername(candidate))) return candidate;
-    }
-    return `${base}-${randomBytes(4).toString('hex')}`;
   }
 
   private async issueHandoff(userId: string): Promise<string> {

@@ -1,5 +1,4 @@
 import fp from 'fastify-plugin';
-import { UsersRepository } from '../users/repository.js';
 import { emailSender } from './mailer.js';
 import { PasswordResetRepository } from './repository.js';
 import { passwordResetRoutes } from './routes.js';
@@ -19,7 +18,7 @@ export default fp(
     // SMTP without PUBLIC_URL or SERVER_NAME is refused by loadConfig; only the console provider gets here without one.
     const linkBase = resetLinkBase(app.config);
     if (!linkBase) log.warn('PUBLIC_URL is not set: password reset links are logged as a path (/reset-password?token=…); open it on this server\'s address, or set PUBLIC_URL');
-    const service = new PasswordResetService(new PasswordResetRepository(app.db), app.users, new UsersRepository(app.db), sender, log, app.logPrivacy, linkBase);
+    const service = new PasswordResetService(new PasswordResetRepository(app.db), app.users, sender, log, app.logPrivacy, linkBase);
     app.decorate('passwordReset', service);
     await app.register(passwordResetRoutes);
 

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { EmailSchema, PasswordSchema } from '../users/schemas.js';
+import { EmailSchema, PasswordSchema } from '../users/index.js';
 
 export const ForgotPasswordBody = Type.Object({ email: EmailSchema }, { additionalProperties: false });
 

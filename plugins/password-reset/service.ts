@@ -6,8 +6,7 @@ import type { Config } from '../../core/config.js';
 import { badRequest } from '../../core/errors.js';
 import { httpsOrigin } from '../../core/tls.js';
 import type { LogPrivacy } from '../../core/logger.js';
-import type { UserRow, UsersRepository } from '../users/repository.js';
-import type { UsersService } from '../users/service.js';
+import type { UserRow, UsersService } from '../users/index.js';
 import type { EmailSender } from './mailer.js';
 import type { PasswordResetRepository } from './repository.js';
 import { digestSecret } from '../../core/crypto/secret-digest.js';
@@ -48,7 +47,6 @@ export class PasswordResetService {
   constructor(
     private readonly repository: PasswordResetRepository,
     private readonly users: UsersService,
-    private readonly usersRepository: UsersRepository,
     private readonly sender: EmailSender,
     private readonly log: FastifyBaseLogger,
     private readonly privacy: LogPrivacy,
@@ -78,7 +76,7 @@ export class PasswordResetService {
   /** Sets the new password with a valid token, spends the token and ends the user's sessions. */
   async reset(token: string, newPassword: string): Promise<void> {
     const row = await this.repository.findUsable(hashResetToken(token), clock.now());
-    const user = row && (await this.usersRepository.findById(row.user_id));
+    const user = row && (await this.users.find(row.user_id));
     if (!row || !user || !hasLocalPassword(user)) throw invalidToken();
     // Checked before the token is spent, so a rejected password leaves the link usable.
     assertPasswordPolicy(newPassword, user.username, 'body.new_password');
@@ -89,7 +87,7 @@ export class PasswordResetService {
   }
 
   private async sendResetLinks(email: string): Promise<void> {
-    const accounts = (await this.usersRepository.listByEmail(email)).filter(hasLocalPassword);
+    const accounts = (await this.users.listByEmail(email)).filter(hasLocalPassword);
     for (const user of accounts) {
       const token = randomBytes(RESET_TOKEN_BYTES).toString('base64url');
       const now = clock.now();

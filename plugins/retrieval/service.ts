@@ -165,7 +165,7 @@ export class RetrievalService {
       this.queryVectors.set(key, cached);
       return cached;
     }
-    const [vector] = await embedder.embed([query]);
+    const [vector] = await embedder.embed([query], { priority: 'query' });
     this.queryVectors.set(key, vector);
     return vector;
   }

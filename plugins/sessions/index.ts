@@ -1,8 +1,10 @@
 import fp from 'fastify-plugin';
-import { UsersRepository } from '../users/repository.js';
 import { SessionsRepository } from './repository.js';
 import { sessionsRoutes } from './routes.js';
 import { SessionService } from './service.js';
+
+// The sessions' public surface: what other plugins may import.
+export { LIFETIME_KEYS, type SessionService, type TokenPair } from './service.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -15,7 +17,7 @@ const PRUNE_INTERVAL_MS = 6 * 60 * 60 * 1000;
 /** Login sessions, refresh rotation and revocation; provides the guard's identity resolver. */
 export default fp(
   async function sessions(app) {
-    const service = new SessionService(new SessionsRepository(app.db), new UsersRepository(app.db), app.tokens, app.settings, app.entitlement);
+    const service = new SessionService(new SessionsRepository(app.db), app.users, app.tokens, app.settings, app.entitlement);
     app.decorate('sessions', service);
     app.decorate('identity', service);
     app.users.onChange({

@@ -5,7 +5,7 @@ import { clock } from '../../core/clock.js';
 import { unauthorized } from '../../core/errors.js';
 import type { SettingsStore } from '../../core/settings/store.js';
 import type { Entitlement } from '../../core/tiers.js';
-import type { UserProfileRow, UsersRepository } from '../users/repository.js';
+import type { UserProfileRow, UsersService } from '../users/index.js';
 import type { SessionsRepository } from './repository.js';
 
 /** Settings keys of the runtime token lifetimes (the first two are the spec's seed variables). */
@@ -49,7 +49,7 @@ export class SessionService implements IdentityResolver {
 
   constructor(
     private readonly repository: SessionsRepository,
-    private readonly users: UsersRepository,
+    private readonly users: UsersService,
     private readonly tokens: TokenService,
     private readonly settings: SettingsStore,
     private readonly entitlement: Entitlement,
@@ -164,7 +164,7 @@ export class SessionService implements IdentityResolver {
 
   async revokeUser(userId: string): Promise<number> {
     const now = clock.now();
-    await this.users.setTokensValidAfter(userId, now);
+    await this.users.refuseTokensBefore(userId, now);
     await this.repository.revokeUser(userId, now);
     this.forget(userId);
     return now;

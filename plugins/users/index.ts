@@ -4,6 +4,11 @@ import { usersRoutes } from './routes.js';
 import { UsersService } from './service.js';
 import { bootstrapDefaultAdmin } from './default-admin.js';
 
+// The users' public surface: what other plugins may import.
+export { UsersService, toUserView, type UserChangeListener } from './service.js';
+export type { UserProfileRow, UserRow, UserViewRow } from './repository.js';
+export { EmailSchema, PasswordSchema, UserIdParams, UserView } from './schemas.js';
+
 declare module 'fastify' {
   interface FastifyInstance {
     users: UsersService;

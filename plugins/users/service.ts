@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { assertPasswordPolicy, hashPassword } from '../../core/auth/passwords.js';
 import type { Role } from '../../core/auth/guard.js';
 import { clock } from '../../core/clock.js';
@@ -41,6 +41,56 @@ export class UsersService {
 
   onChange(listener: UserChangeListener): void {
     this.listeners.push(listener);
+  }
+
+  /** The user, or undefined: a handoff or a reset link that names nobody any more. */
+  find(id: string): Promise<UserViewRow | undefined> {
+    return this.repository.findById(id);
+  }
+
+  /** By username, in any case; undefined when none (a sign-in answers the same either way). */
+  findByUsername(username: string): Promise<UserRow | undefined> {
+    return this.repository.findByUsername(username);
+  }
+
+  /** Emails are not unique: every account of the address. */
+  listByEmail(email: string): Promise<UserRow[]> {
+    return this.repository.listByEmail(email);
+  }
+
+  /** Tokens issued before `instant` are refused from now on: every session of the user ends. */
+  async refuseTokensBefore(id: string, instant: number): Promise<void> {
+    await this.repository.setTokensValidAfter(id, instant);
+  }
+
+  /**
+   * A user an identity provider vouches for, made at their first sign-in: no password, and the
+   * provider's name for them made unique (base, base-2, base-3, ...: usernames are unique in any case).
+   */
+  async createExternal(input: { usernameBase: string; email: string | null; role: Role; groups: string[] }): Promise<string> {
+    const id = randomUUID();
+    const now = clock.now();
+    await this.repository.insert({
+      id,
+      username: await this.freeUsername(input.usernameBase),
+      email: input.email,
+      role: input.role,
+      hashed_password: null,
+      groups: JSON.stringify(input.groups),
+      auth_source: 'oidc',
+      tokens_valid_after: 0,
+      created_at: now,
+      updated_at: now,
+    });
+    return id;
+  }
+
+  private async freeUsername(base: string): Promise<string> {
+    for (let n = 1; n < 1000; n++) {
+      const candidate = n === 1 ? base : `${base}-${n}`;
+      if (!(await this.repository.findByUsername(candidate))) return candidate;
+    }
+    return `${base}-${randomBytes(4).toString('hex')}`;
   }
 
   async get(id: string): Promise<UserViewRow> {
