@@ -9,7 +9,7 @@ export interface FusionSettings {
   weights: { vector: number; keyword: number };
 }
 
-/** Measured on bench/retrieval-harness.ts: see the README's retrieval figures. */
+/** Measured on bench/retrieval-harness.ts: see docs/performance.md (the retrieval quality harness, and the built-in embedder's figures). */
 export const DEFAULT_FUSION: FusionSettings = { method: 'rrf', rrfK: 60, weights: { vector: 1, keyword: 1 } };
 
 export interface Scored {

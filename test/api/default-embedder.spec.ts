@@ -133,7 +133,7 @@ describe('first start without an embedding model (the real 256-dimension build)'
     expect(report.relatedMean).toBeGreaterThan(report.randomMean + 0.15);
   }, 60_000);
 
-  // README (and a run on this build): keyword 0.500 / 0.400, vector 0.875 / 0.642, hybrid RRF k=60 0.900 / 0.561. Floors: two
+  // docs/performance.md (and a run on this build): keyword 0.500 / 0.400, vector 0.875 / 0.642, hybrid RRF k=60 0.900 / 0.561. Floors: two
   // questions of recall@5 and two first places of MRR below (build and harness are deterministic; the margin is for float differences between CPUs).
   it('reaches the retrieval harness figures it reaches today, vector and hybrid well above keyword', async () => {
     const report = await runRetrievalHarness(embedder!, FUSION_CANDIDATES.slice(0, 1));

@@ -280,7 +280,7 @@ describe('term frequency probes', () => {
 });
 
 /**
- * What each mode reaches today on the harness with the tiny test model (README: keyword 0.500 / 0.400, vector 0.350 / 0.193,
+ * What each mode reaches today on the harness with the tiny test model (docs/performance.md: keyword 0.500 / 0.400, vector 0.350 / 0.193,
  * hybrid RRF k=60 0.550 / 0.340, chance 0.083 / 0.049), less two questions of recall@5 and two first places lost of MRR
  * (2 × 0.5 / 40): the run is deterministic (seeded model, fixed corpus, seeded HNSW); the margin is for float differences
  * between CPUs flipping a near tie.
