@@ -74,9 +74,9 @@ export class RetrievalRepository {
         where chunks_fts match ${'$match'} and chunks_fts.rowid >= ${'$minRowid'} and ${visible}
         order by bm25 limit ${'$limit'}`.compile(db),
     );
-    this.keys = prepared<{ key: number }, { groups: string; documentIds: string | null }>(
+    this.keys = prepared<{ key: number; readable: number }, { groups: string; documentIds: string | null }>(
       run,
-      sql<{ key: number }>`select d.access_key as key from documents d where d.access_key is not null and ${visible}`.compile(db),
+      sql<{ key: number; readable: number }>`select d.access_key as key, ${visible} as readable from documents d where d.status = 'indexed'`.compile(db),
     );
     // CROSS JOIN keeps the rowid list as the outer loop (else SQLite scans every indexed document's chunks).
     this.chunks = prepared<ChunkHit, { rowids: string; documentIds: string | null; groups: string }>(
@@ -109,9 +109,14 @@ export class RetrievalRepository {
     return rows.map((row) => ({ rowid: row.rowid, score: -row.bm25 }));
   }
 
-  /** The access keys of the documents the scope may read: the vector search admits their chunks only. */
-  async readableKeys(scope: ReadScope): Promise<Uint32Array> {
-    return Uint32Array.from(await this.keys(scopeParams(scope)), (row) => row.key);
+  /**
+   * The access keys of the documents the scope may read: the vector search admits their chunks only.
+   * Null when it may read every indexed document: the search then needs no filter (the unfiltered path).
+   */
+  async readableKeys(scope: ReadScope): Promise<Uint32Array | null> {
+    const rows = await this.keys(scopeParams(scope));
+    const readable = rows.filter((row) => row.readable);
+    return readable.length === rows.length ? null : Uint32Array.from(readable, (row) => row.key);
   }
 
   /** The chunks of these rowids that may be returned: their document is indexed and the scope may read it. */

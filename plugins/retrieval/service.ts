@@ -156,7 +156,7 @@ export class RetrievalService {
   /** The nearest chunks among the documents the scope may read: the addon filters inside its graph walk. */
   private async vectorCandidates(side: { embedder: Embedder; vectors: VectorIndex }, query: string, n: number, scope: ReadScope): Promise<Candidates> {
     const [queryVector, allowed] = await Promise.all([this.queryVector(side.embedder, query), this.repository.readableKeys(scope)]);
-    const fetch = async (limit: number) => side.vectors.search(queryVector, limit, allowed).map(({ label, score }) => ({ rowid: label, score }));
+    const fetch = async (limit: number) => side.vectors.search(queryVector, limit, allowed ?? undefined).map(({ label, score }) => ({ rowid: label, score }));
     return { list: await fetch(n), limit: n, fetch };
   }
 
