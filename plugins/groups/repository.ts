@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Selectable, sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import type { GroupsTable } from '../../core/db/schema.js';
+import { readableBy } from './readable.js';
 
 export type GroupRow = Selectable<GroupsTable>;
 export type AccessSource = 'connectors' | 'integrations';
@@ -91,6 +92,13 @@ export class GroupsRepository {
   async documentGroups(documentId: string): Promise<string[] | undefined> {
     const row = await this.db.selectFrom('documents').select('groups').where('id', '=', documentId).executeTakeFirst();
     return row ? (JSON.parse(row.groups) as string[]) : undefined;
+  }
+
+  /** Which of these documents the reader's groups may read. */
+  async readableDocuments(ids: string[], groups: string[]): Promise<Set<string>> {
+    if (!ids.length) return new Set();
+    const rows = await this.db.selectFrom('documents').select('id').where('id', 'in', ids).where(readableBy('documents.groups', JSON.stringify(groups))).execute();
+    return new Set(rows.map((row) => row.id));
   }
 
   /** Sets a document's allowed groups; false when there is no such document. */

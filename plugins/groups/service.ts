@@ -43,6 +43,19 @@ export class GroupsService {
     return groups ? [...new Set([EVERYONE, ...groups])] : [];
   }
 
+  /**
+   * A job as this reader may see it: the documents it names are cut to those they may read, and a job
+   * about documents none of which they may read is not theirs to see (undefined). The jobs live in memory,
+   * so this is the one place where the access test runs after the read.
+   */
+  async visibleJob<T extends { subject?: Record<string, string | string[]> }>(job: T, groups: string[]): Promise<T | undefined> {
+    const ids = job.subject?.document_ids;
+    if (!Array.isArray(ids) || !ids.length) return job;
+    const readable = await this.repository.readableDocuments(ids, groups);
+    if (!readable.size) return undefined;
+    return { ...job, subject: { ...job.subject, document_ids: ids.filter((id) => readable.has(id)) } };
+  }
+
   async list(): Promise<GroupView[]> {
     return (await this.repository.list()).map((row) => toGroupView(row, row.member_count));
   }
