@@ -64,7 +64,7 @@ export async function runRetrievalHarness(embedder: Embedder | null, fusions = F
       let found = 0;
       let reciprocal = 0;
       for (const [i, q] of corpus.questions.entries()) {
-        const { results } = await service.search({ query: q.question, k: 10, mode });
+        const { results } = await service.search({ groups: ['everyone'], query: q.question, k: 10, mode });
         const rank = results.findIndex((r) => r.chunk_id === targetIds[i]) + 1;
         if (rank >= 1 && rank <= 5) found++;
         if (rank >= 1) reciprocal += 1 / rank;

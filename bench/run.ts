@@ -56,6 +56,7 @@ import { benchDefaultEmbedder, formatDefaultEmbedderBench } from './default-embe
 import { BENCH_SECRETS, DEPLOYED_ENV, login, processCpuMicros, ROOT, type Service, startService, stopService } from './harness.js';
 import { installMiniLmShapeModel } from './minilm-shape-model.js';
 import { benchSearch, formatSearchBench } from './search.js';
+import { benchFilteredSearch, formatFilteredSearchBench } from './filtered-search.js';
 
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 const TARGET_RATIO = 0.7;
@@ -350,6 +351,8 @@ async function main(): Promise<void> {
       console.log(formatSearchBench(search));
       latest.search = search;
       measuredAt.search = now;
+      // Issue 18: the same search when the caller's groups admit 1% and 50% of the chunks.
+      console.log(formatFilteredSearchBench(await benchFilteredSearch(sizes[sizes.length - 1], envNumber('BENCH_SEARCH_QUERIES', 300), embedder)));
     } finally {
       await embedder.close();
     }

@@ -147,7 +147,7 @@ async function benchSize(chunks: number, queryCount: number, embedder: Embedder)
     const seeded = await insertDocuments(app.db, syntheticDocuments(chunks, random));
     const vectors = await openVectorIndex({ file: path.join(dataDir, 'vectors.hnsw'), dimension: embedder.dimension, modelId: embedder.modelId });
     const synthetic = lowRankVectors(seeded.length, embedder.dimension, random);
-    for (let i = 0; i < seeded.length; i += 1000) vectors.add(seeded.slice(i, i + 1000).map((c) => c.rowid), synthetic.slice(i, i + 1000));
+    for (let i = 0; i < seeded.length; i += 1000) vectors.add(seeded.slice(i, i + 1000).map((c) => c.rowid), synthetic.slice(i, i + 1000), seeded.slice(i, i + 1000).map((c) => c.key));
     app.searchIndex.swap({ embedder, vectors });
     // What the service does by itself within half a minute of ingestion: merge the keyword index's segments.
     await app.keywordIndex.compact();

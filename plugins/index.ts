@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import health from './health/index.js';
 import users from './users/index.js';
 import sessions from './sessions/index.js';
+import groups from './groups/index.js';
 import auth from './auth/index.js';
 import mfa from './mfa/index.js';
 import passwordReset from './password-reset/index.js';
@@ -27,6 +28,7 @@ export const featurePlugins: FastifyPluginAsync[] = [
   health,
   users,
   sessions,
+  groups,
   auth,
   mfa,
   passwordReset,

@@ -28,8 +28,10 @@ export interface DocumentsTable {
   chunk_count: number;
   /** JSON object: document-level metadata (title, author, …). */
   metadata: string;
-  /** JSON array of group names allowed to retrieve it (ENTERPRISE ACL); ["everyone"] by default. */
+  /** JSON array of group names allowed to retrieve it (ENTERPRISE ACL); its source's groups, else ["everyone"]. */
   groups: string;
+  /** Integer the vector index filters on (set by trigger on insert, migration 0012): HNSW labels are chunk rowids, this is their document. */
+  access_key: Generated<number | null>;
   uploaded_by: string | null;
   created_at: number;
   updated_at: number;
@@ -73,6 +75,8 @@ export interface ConnectorsTable {
   scan_requested_at: number | null;
   /** JSON RunSummary of the last scan that ended (plugins/jobs/run-summary.ts); null before the first. Migration 0007. */
   last_scan: string | null;
+  /** JSON array of group names its documents may be retrieved by (migration 0012). */
+  groups: Generated<string>;
   created_at: number;
   updated_at: number;
 }
@@ -91,6 +95,8 @@ export interface IntegrationsTable {
   sync_requested_at: number | null;
   /** JSON RunSummary of the last sync that ended (plugins/jobs/run-summary.ts); null before the first. Migration 0007. */
   last_sync: string | null;
+  /** JSON array of group names its documents may be retrieved by (migration 0012). */
+  groups: Generated<string>;
   created_at: number;
   updated_at: number;
 }

@@ -24,6 +24,17 @@ export interface Database {
   oidc_login_states: OidcLoginStatesTable;
   oidc_identities: OidcIdentitiesTable;
   oidc_handoffs: OidcHandoffsTable;
+  groups: GroupsTable;
+}
+
+/** Groups (migration 0012). Memberships and document ACLs name them in JSON arrays (users.groups, documents.groups). */
+export interface GroupsTable {
+  id: string;
+  /** Unique in any case; `everyone` is built in. */
+  name: string;
+  origin: 'builtin' | 'local' | 'oidc';
+  created_at: number;
+  updated_at: number;
 }
 
 export interface UsersTable {
@@ -32,7 +43,7 @@ export interface UsersTable {
   email: string | null;
   role: 'viewer' | 'editor' | 'admin';
   hashed_password: string | null;
-  /** JSON array of group names. */
+  /** JSON array of group names the user is a member of (`everyone` always; the groups table lists them, migration 0012). */
   groups: string;
   auth_source: 'local' | 'oidc';
   /** Tokens issued before this instant (ms) are refused: the per-user revocation watermark. */

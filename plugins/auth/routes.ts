@@ -75,20 +75,21 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   // A cached profile row lives for the principal cache's second: its view is built once, not per request.
   const views = new WeakMap<UserProfileRow, ReturnType<typeof toUserView>>();
-  const cachedView = (row: UserProfileRow) => views.get(row) ?? views.set(row, toUserView(row)).get(row)!;
+  // The groups shown depend on the tier in force now, so they are not part of what is cached.
+  const cachedView = (row: UserProfileRow) => ({ ...(views.get(row) ?? views.set(row, toUserView(row, app.entitlement)).get(row)!), groups: toUserView(row, app.entitlement).groups });
 
   app.get('/api/auth/me', {
     config: viewer,
     schema: { summary: 'The current user', tags: ['auth'], response: { 200: UserView } },
   }, async (request) => {
     const cached = app.sessions.profile(principalOf(request));
-    return cached ? cachedView(cached) : toUserView(await app.users.get(principalOf(request).id));
+    return cached ? cachedView(cached) : toUserView(await app.users.get(principalOf(request).id), app.entitlement);
   });
 
   app.put('/api/auth/me/email', {
     config: viewer,
     schema: { summary: 'Set your own email address', tags: ['auth'], body: EmailBody, response: { 200: UserView } },
-  }, async (request) => toUserView(await app.users.setOwnEmail(principalOf(request).id, request.body.email)));
+  }, async (request) => toUserView(await app.users.setOwnEmail(principalOf(request).id, request.body.email), app.entitlement));
 
   app.put('/api/auth/password', {
     config: viewer,

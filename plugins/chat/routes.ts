@@ -54,7 +54,8 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: ChatResponse },
     },
   }, async (request, reply) => {
-    const chat = await app.chat.open(principalOf(request).id, request.body);
+    const { id } = principalOf(request);
+    const chat = await app.chat.open(id, await app.groups.readerGroups(id), request.body);
     const signal = disconnectSignal(reply);
     const stream = (reply as { sse?: SSEReplyInterface }).sse;
     if (stream) return streamAnswer(request, reply, stream, chat, signal);

@@ -26,6 +26,8 @@ interface ChatRequest {
 /** A chat whose conversation was checked (owned, or new) before anything is streamed. */
 export interface OpenChat {
   userId: string;
+  /** The reader's groups, read when the request came in: retrieval and history answer for them only. */
+  groups: string[];
   conversationId: string;
   history: PastTurn[];
   request: ChatRequest;
@@ -88,11 +90,11 @@ export class ChatService {
   }
 
   /** Checks the conversation (404 for an unknown id or someone else's) and loads the turns the answer may use. */
-  async open(userId: string, request: ChatRequest): Promise<OpenChat> {
-    if (!request.conversation_id) return { userId, conversationId: randomUUID(), history: [], request };
+  async open(userId: string, groups: string[], request: ChatRequest): Promise<OpenChat> {
+    if (!request.conversation_id) return { userId, groups, conversationId: randomUUID(), history: [], request };
     const turns = Math.max(PROMPT_HISTORY_TURNS, this.deps.settings.seed('RAG_QUERY_REWRITE_MAX_TURNS'));
-    const history = await this.deps.conversations.history(userId, request.conversation_id, turns);
-    return { userId, conversationId: request.conversation_id, history, request };
+    const history = await this.deps.conversations.history(userId, groups, request.conversation_id, turns);
+    return { userId, groups, conversationId: request.conversation_id, history, request };
   }
 
   async answer(chat: OpenChat, run: ChatRun): Promise<ChatAnswer> {
@@ -121,7 +123,7 @@ export class ChatService {
     } else {
       started = performance.now();
       const filters = classification.kind === 'metadata' ? await this.filters(classification.hints, request.query) : undefined;
-      const search = await this.deps.retrieval.search({ query: rewrite.query, k: base.k, mode: base.mode, filters });
+      const search = await this.deps.retrieval.search({ query: rewrite.query, k: base.k, mode: base.mode, filters, groups: chat.groups });
       settings = { ...search.retrieval_settings, ...base, retrieved: true };
       sources = relevantResults(search.results, rewrite.query, search.retrieval_settings.score).map(toSource);
       timing.retrieve = elapsed(started);

@@ -31,5 +31,5 @@ export const documentsApi = fp(
   async function documentsApi(app) {
     await app.register(documentsRoutes);
   },
-  { name: 'documents-api', dependencies: ['hearth-guard', 'documents', 'ingestion'] },
+  { name: 'documents-api', dependencies: ['hearth-guard', 'documents', 'ingestion', 'groups'] },
 );

@@ -38,7 +38,8 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { access: { role: 'viewer' } },
     schema: { summary: 'List documents', tags: ['documents'], querystring: ListDocumentsQuery, response: { 200: DocumentList } },
   }, async (request) => {
-    const { documents, total } = await app.documents.list(request.query);
+    const groups = await app.groups.readerGroups(principalOf(request).id);
+    const { documents, total } = await app.documents.list(request.query, groups);
     return { documents: documents.map(toDocumentView), total };
   });
 
@@ -48,12 +49,13 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: "Download a document's stored file",
       description:
         'The original bytes (a connector document: the file in place), with the stored Content-Type, Content-Disposition: attachment, ' +
-        'nosniff and a sandboxing CSP. 404 when the document or its file is gone.',
+        'nosniff and a sandboxing CSP. 404 when the document or its file is gone, or the caller\'s groups may not read it.',
       tags: ['documents'],
       params: DocumentIdParams,
     },
   }, async (request, reply) => {
-    const { document, stream, size } = await app.documents.openFile(request.params.id);
+    const groups = await app.groups.readerGroups(principalOf(request).id);
+    const { document, stream, size } = await app.documents.openFile(request.params.id, groups);
     return reply
       .type(document.mime_type)
       .header('content-length', size)
@@ -66,7 +68,8 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { access: { role: 'editor' } },
     schema: { summary: 'Delete several documents', tags: ['documents'], body: BulkDeleteBody, response: { 200: BulkDeleteResult } },
   }, async (request) => {
-    const deleted = await app.documents.remove(request.body.ids);
+    const groups = await app.groups.readerGroups(principalOf(request).id);
+    const deleted = await app.documents.remove(await app.documents.readableIds(request.body.ids, groups));
     const found = new Set(deleted.map((document) => document.id));
     return { deleted: [...found], not_found: request.body.ids.filter((id) => !found.has(id)) };
   });
@@ -75,7 +78,8 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { access: { role: 'editor' } },
     schema: { summary: 'Delete a document, its chunks, vectors and stored file', tags: ['documents'], params: DocumentIdParams },
   }, async (request, reply) => {
-    const deleted = await app.documents.remove([request.params.id]);
+    const groups = await app.groups.readerGroups(principalOf(request).id);
+    const deleted = await app.documents.remove(await app.documents.readableIds([request.params.id], groups));
     if (deleted.length === 0) throw notFound('Document');
     return reply.code(204).send();
   });

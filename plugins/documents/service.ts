@@ -102,9 +102,9 @@ export class DocumentsService {
     return document.source_type === 'connector' ? document.source_path : null;
   }
 
-  /** A document's stored bytes to send to a reader; 404 when the document or its file (a connector's, moved away) is gone. */
-  async openFile(id: string): Promise<{ document: DocumentRow; stream: Readable; size: number }> {
-    const document = await this.repository.findById(id);
+  /** A document's stored bytes to send to a reader; 404 when the document or its file (a connector's, moved away) is gone, or the reader's groups may not read it. */
+  async openFile(id: string, groups: string[]): Promise<{ document: DocumentRow; stream: Readable; size: number }> {
+    const document = await this.repository.findReadable(id, groups);
     const file = document && this.storagePathOf(document);
     if (!document || !file) throw notFound('Document');
     const handle = await open(file, 'r').catch((error: NodeJS.ErrnoException) => {
@@ -115,6 +115,11 @@ export class DocumentsService {
     return { document, stream: handle.createReadStream(), size };
   }
 
+  /** Which of these ids the reader's groups may read (an editor removes only those). */
+  readableIds(ids: string[], groups: string[]): Promise<string[]> {
+    return this.repository.readableIds(ids, groups);
+  }
+
   find(id: string): Promise<DocumentRow | undefined> {
     return this.repository.findById(id);
   }
@@ -123,8 +128,9 @@ export class DocumentsService {
     return this.repository.findByIds(ids);
   }
 
-  list(filter: DocumentFilter): Promise<{ documents: DocumentRow[]; total: number }> {
-    return this.repository.list(filter);
+  /** The documents the reader's groups may read. */
+  list(filter: DocumentFilter, groups: string[]): Promise<{ documents: DocumentRow[]; total: number }> {
+    return this.repository.list(filter, groups);
   }
 
   /** The documents of one connector or integration. */
@@ -307,7 +313,7 @@ export class DocumentsService {
     else {
       await this.repository.insert({
         id, ...fields, source_type: input.sourceType, source_id: input.sourceId, source_path: input.sourcePath,
-        page_count: null, chunk_count: 0, metadata: '{}', groups: '["everyone"]', uploaded_by: null, created_at: now, indexed_at: null,
+        page_count: null, chunk_count: 0, metadata: '{}', groups: await this.repository.sourceGroups(input.sourceType, input.sourceId), uploaded_by: null, created_at: now, indexed_at: null,
       });
     }
     return { document: (await this.repository.findById(id))!, changed: true };

@@ -73,6 +73,21 @@ export class ChunksRepository {
     await this.db.updateTable('chunks').set({ embedded_with: modelId }).where('rowid', '<=', lastRowid).execute();
   }
 
+  /** The access keys of these chunks (their document's): what a filtered vector search admits them by. */
+  async keysOf(rowids: number[]): Promise<number[]> {
+    const keyOf = new Map<number, number>();
+    for (let i = 0; i < rowids.length; i += 500) {
+      const rows = await this.db
+        .selectFrom('chunks')
+        .innerJoin('documents', 'documents.id', 'chunks.document_id')
+        .select(['chunks.rowid as rowid', 'documents.access_key as key'])
+        .where('chunks.rowid', 'in', rowids.slice(i, i + 500))
+        .execute();
+      for (const row of rows) keyOf.set(row.rowid, row.key ?? 0);
+    }
+    return rowids.map((rowid) => keyOf.get(rowid) ?? 0); // 0: no document (deleted meanwhile), admitted by no filter
+  }
+
   /** Chunks not yet embedded with this model, oldest first, in pages (rebuilds and repairs walk them). */
   async pendingFor(modelId: string, afterRowid: number, limit: number): Promise<Array<{ rowid: number; text: string }>> {
     return this.db
@@ -99,9 +114,15 @@ export class ChunksRepository {
     return Number(row.n);
   }
 
-  async rowidsEmbeddedWith(modelId: string): Promise<number[]> {
-    const rows = await this.db.selectFrom('chunks').select('rowid').where('embedded_with', '=', modelId).execute();
-    return rows.map((row) => row.rowid);
+  /** Chunks with a vector of this model, and their access keys (a loaded index gets its keys from here). */
+  async embeddedWith(modelId: string): Promise<Array<{ rowid: number; key: number }>> {
+    const rows = await this.db
+      .selectFrom('chunks')
+      .innerJoin('documents', 'documents.id', 'chunks.document_id')
+      .select(['chunks.rowid as rowid', 'documents.access_key as key'])
+      .where('chunks.embedded_with', '=', modelId)
+      .execute();
+    return rows.map((row) => ({ rowid: row.rowid, key: row.key ?? 0 }));
   }
 
   /** Forgets that these chunks have a vector (their vectors were lost): they are embedded again. */

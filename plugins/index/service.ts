@@ -115,11 +115,15 @@ export class IndexService {
   }
 
   private async reconcile(vectors: VectorIndex, modelId: string): Promise<void> {
-    const embedded = new Set(await this.chunks.rowidsEmbeddedWith(modelId));
+    const rows = await this.chunks.embeddedWith(modelId);
+    const embedded = new Set(rows.map((row) => row.rowid));
     const orphans = vectors.labels().filter((label) => !embedded.has(label));
     const lost = [...embedded].filter((rowid) => !vectors.has(rowid));
     if (orphans.length) vectors.remove(orphans);
     if (lost.length) await this.chunks.clearEmbedded(lost);
+    // Access keys live in memory only: a loaded index gets them from the database.
+    const kept = rows.filter((row) => vectors.has(row.rowid));
+    vectors.setKeys(kept.map((row) => row.rowid), kept.map((row) => row.key));
     if (orphans.length || lost.length) {
       this.log.warn({ orphans: orphans.length, lost: lost.length }, 'vector index repaired against the database');
       await this.store.save(vectors);
@@ -173,7 +177,7 @@ export class IndexService {
       const rowids = page.map((chunk) => chunk.rowid);
       const embedded = await embedder.embed(page.map((chunk) => chunk.text));
       // A new index (a rebuild) is nobody else's until it is put in force; the index in force is written through the store.
-      if (everything) vectors.add(rowids, embedded);
+      if (everything) vectors.add(rowids, embedded, await this.store.keysOf(rowids));
       else await this.store.addVectors(vectors, rowids, embedded, embedder.modelId);
       after = rowids[rowids.length - 1];
       done += page.length;

@@ -46,6 +46,11 @@ export class IndexStore {
     return this.chunks.idsOf(documentId);
   }
 
+  /** The access keys of chunks (their document's), for an index built outside the store (a rebuild). */
+  keysOf(rowids: number[]): Promise<number[]> {
+    return this.chunks.keysOf(rowids);
+  }
+
   /** Writes a batch of chunk rows (and so their keyword rows); returns their rowids in input order. */
   insertChunks(chunks: NewChunk[]): Promise<number[]> {
     return this.chunks.insertBatch(chunks);
@@ -56,7 +61,7 @@ export class IndexStore {
    * it was being embedded (the deleter's remove came before this add) loses its vector again.
    */
   async addVectors(target: VectorIndex, rowids: number[], vectors: Float32Array[], modelId: string): Promise<void> {
-    target.add(rowids, vectors);
+    target.add(rowids, vectors, await this.chunks.keysOf(rowids));
     this.dirty = true;
     const kept = await this.chunks.markEmbedded(rowids, modelId);
     if (kept.length === rowids.length) return;

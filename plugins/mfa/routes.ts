@@ -59,7 +59,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const userId = principalOf(request).id;
     await app.mfa.disable(userId, request.body.totp_code, request.ip);
     request.log.info({ event: 'totp.disable', user: app.logPrivacy.user(userId) }, 'TOTP disabled by its user');
-    return toUserView(await app.users.get(userId));
+    return toUserView(await app.users.get(userId), app.entitlement);
   });
 
   app.delete('/api/auth/users/:id/totp', {

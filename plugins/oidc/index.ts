@@ -15,12 +15,12 @@ export default fp(
   async function oidc(app) {
     const repository = new OidcRepository(app.db);
     const providers = new OidcProviders(repository, app.secretBox, app.config.oidcEnvProviders, app.network);
-    const service = new OidcService(repository, providers, app.users, app.sessions, app.secretBox, app.log);
+    const service = new OidcService(repository, providers, app.users, app.sessions, app.secretBox, app.log, app.groups);
     app.decorate('oidc', { providers, service });
     for (const name of providers.incompleteEnvProviders()) {
       app.log.warn(`OIDC provider "${name}" from OIDC_PROVIDERS lacks a CLIENT_ID, DISCOVERY_URL or REDIRECT_URI and is not offered`);
     }
     await app.register(oidcRoutes);
   },
-  { name: 'oidc', dependencies: ['users', 'sessions', 'auth', '@fastify/rate-limit'] },
+  { name: 'oidc', dependencies: ['users', 'sessions', 'groups', 'auth', '@fastify/rate-limit'] },
 );

@@ -5,7 +5,7 @@ import { RetrievalService } from './service.js';
 
 // Retrieval's public surface: what other plugins (the chat) may import.
 export { SEARCH_MODES, type RetrievalService, type RetrievalSettings, type SearchMode, type SearchResult } from './service.js';
-export type { SearchFilters } from './repository.js';
+export type { ReadScope, SearchFilters } from './repository.js';
 export { RetrievalSettingsSchema } from './schemas.js';
 export { STOPWORDS, candidateTerms, queryWords } from './keyword-query.js';
 
@@ -21,5 +21,5 @@ export default fp(
     app.decorate('retrieval', new RetrievalService(new RetrievalRepository(app.db), app.searchIndex));
     await app.register(retrievalRoutes);
   },
-  { name: 'retrieval', dependencies: ['hearth-guard', 'index'] },
+  { name: 'retrieval', dependencies: ['hearth-guard', 'index', 'groups'] },
 );

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import { prepared } from '../../core/db/prepared.js';
+import { readableBy } from '../groups/index.js';
 import { probedFrequency, quoteTerm } from './keyword-query.js';
 
 /** A chunk as search returns it, with its document's filename. */
@@ -20,12 +21,22 @@ export interface RankedRowid {
   score: number;
 }
 
-/** Restricts which chunks may be returned; absent fields do not restrict. */
+/** Restricts which chunks may be returned; an absent field does not restrict. */
 export interface SearchFilters {
   document_ids?: string[];
-  /** Documents whose ACL groups (documents.groups) share at least one of these. */
-  groups?: string[];
 }
+
+/** Who reads and what they narrowed it to: every query of content takes it. */
+export interface ReadScope extends SearchFilters {
+  /** The reader's groups (documents.groups must name one of them): never absent. */
+  groups: string[];
+}
+
+/** Parameters of the access conditions, shared by the prepared queries below. */
+const scopeParams = (scope: ReadScope) => ({
+  groups: JSON.stringify(scope.groups),
+  documentIds: scope.document_ids ? JSON.stringify(scope.document_ids) : null,
+});
 
 /** SQL of retrieval, reads only: FTS5 keyword ranking over chunks_fts and chunk lookups by rowid, each compiled once. */
 export class RetrievalRepository {
@@ -34,6 +45,7 @@ export class RetrievalRepository {
   private readonly floor;
   private readonly ranked;
   private readonly chunks;
+  private readonly keys;
 
   constructor(private readonly db: Db) {
     const run = db as never;
@@ -50,22 +62,30 @@ export class RetrievalRepository {
       run,
       sql<{ rowid: number }>`select rowid from chunks_fts where chunks_fts match ${'$match'} order by rowid desc limit 1 offset ${'$offset'}`.compile(db),
     );
+    const visible = sql`d.status = 'indexed' and ${readableBy('d.groups', '$groups')}
+      and (${'$documentIds'} is null or d.id in (select value from json_each(${'$documentIds'})))`;
     // ORDER BY bm25() rather than rank: FTS5's rank sorter scores every match and ignores the rowid bound.
-    this.ranked = prepared<{ rowid: number; bm25: number }, { match: string; minRowid: number; limit: number }>(
+    // The reader's access is a condition of the ranking itself: rows they may not read are never ranked.
+    this.ranked = prepared<{ rowid: number; bm25: number }, { match: string; minRowid: number; limit: number; groups: string; documentIds: string | null }>(
       run,
-      sql<{ rowid: number; bm25: number }>`select rowid, bm25(chunks_fts) as bm25 from chunks_fts
-        where chunks_fts match ${'$match'} and rowid >= ${'$minRowid'} order by bm25 limit ${'$limit'}`.compile(db),
+      sql<{ rowid: number; bm25: number }>`select chunks_fts.rowid as rowid, bm25(chunks_fts) as bm25 from chunks_fts
+        cross join chunks c on c.rowid = chunks_fts.rowid
+        cross join documents d on d.id = c.document_id
+        where chunks_fts match ${'$match'} and chunks_fts.rowid >= ${'$minRowid'} and ${visible}
+        order by bm25 limit ${'$limit'}`.compile(db),
+    );
+    this.keys = prepared<{ key: number; readable: number }, { groups: string; documentIds: string | null }>(
+      run,
+      sql<{ key: number; readable: number }>`select d.access_key as key, ${visible} as readable from documents d where d.status = 'indexed'`.compile(db),
     );
     // CROSS JOIN keeps the rowid list as the outer loop (else SQLite scans every indexed document's chunks).
-    this.chunks = prepared<ChunkHit, { rowids: string; documentIds: string | null; groups: string | null }>(
+    this.chunks = prepared<ChunkHit, { rowids: string; documentIds: string | null; groups: string }>(
       run,
       sql<ChunkHit>`select c.rowid as rowid, c.id as chunk_id, c.document_id, d.filename, c.page, c.heading, c.text
         from json_each(${'$rowids'}) wanted
         cross join chunks c on c.rowid = wanted.value
         cross join documents d on d.id = c.document_id
-        where d.status = 'indexed'
-          and (${'$documentIds'} is null or d.id in (select value from json_each(${'$documentIds'})))
-          and (${'$groups'} is null or exists (select 1 from json_each(d.groups) g where g.value in (select value from json_each(${'$groups'}))))`.compile(db),
+        where ${visible}`.compile(db),
     );
   }
 
@@ -83,19 +103,25 @@ export class RetrievalRepository {
     return (await this.floor({ match, offset }))[0]?.rowid ?? 0;
   }
 
-  /** Best bm25 matches first, among rows at or above `minRowid`. Text and heading weigh the same. */
-  async keywordRanked(match: string, limit: number, minRowid = 0): Promise<RankedRowid[]> {
-    const rows = await this.ranked({ match, minRowid, limit });
+  /** Best bm25 matches first among the rows the scope may read, at or above `minRowid`. Text and heading weigh the same. */
+  async keywordRanked(match: string, limit: number, scope: ReadScope, minRowid = 0): Promise<RankedRowid[]> {
+    const rows = await this.ranked({ match, minRowid, limit, ...scopeParams(scope) });
     return rows.map((row) => ({ rowid: row.rowid, score: -row.bm25 }));
   }
 
-  /** The chunks of these rowids that may be returned: their document is indexed and passes the filters. */
-  async chunksByRowid(rowids: number[], filters: SearchFilters = {}): Promise<ChunkHit[]> {
+  /**
+   * The access keys of the documents the scope may read: the vector search admits their chunks only.
+   * Null when it may read every indexed document: the search then needs no filter (the unfiltered path).
+   */
+  async readableKeys(scope: ReadScope): Promise<Uint32Array | null> {
+    const rows = await this.keys(scopeParams(scope));
+    const readable = rows.filter((row) => row.readable);
+    return readable.length === rows.length ? null : Uint32Array.from(readable, (row) => row.key);
+  }
+
+  /** The chunks of these rowids that may be returned: their document is indexed and the scope may read it. */
+  async chunksByRowid(rowids: number[], scope: ReadScope): Promise<ChunkHit[]> {
     if (!rowids.length) return [];
-    return this.chunks({
-      rowids: JSON.stringify(rowids),
-      documentIds: filters.document_ids ? JSON.stringify(filters.document_ids) : null,
-      groups: filters.groups ? JSON.stringify(filters.groups) : null,
-    });
+    return this.chunks({ rowids: JSON.stringify(rowids), ...scopeParams(scope) });
   }
 }

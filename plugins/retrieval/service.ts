@@ -4,7 +4,7 @@ import type { Embedder } from '../../native/embeddings/index.js';
 import type { VectorIndex } from '../../native/vector-index/index.js';
 import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, dropNearDuplicates, fuse, textSignature, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery } from './keyword-query.js';
-import type { ChunkHit, RetrievalRepository, SearchFilters } from './repository.js';
+import type { ChunkHit, ReadScope, RetrievalRepository, SearchFilters } from './repository.js';
 
 export const SEARCH_MODES = ['hybrid', 'vector', 'keyword'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
@@ -32,6 +32,8 @@ export interface SearchRequest {
   k?: number;
   mode?: SearchMode;
   filters?: SearchFilters;
+  /** The reader's groups (app.groups.readerGroups): only documents allowed to one of them are searched. */
+  groups: string[];
 }
 
 export interface SearchResult {
@@ -83,6 +85,7 @@ export class RetrievalService {
     const k = Math.min(MAX_K, Math.max(1, Math.floor(request.k ?? DEFAULT_K)));
     const mode = request.mode ?? 'hybrid';
     const filters = request.filters ?? {};
+    const scope: ReadScope = { ...filters, groups: request.groups };
     const side = this.vectorSide();
     if ('unavailable' in side && mode === 'vector') throw conflict('embedder_unavailable', `Vector search is unavailable: ${side.unavailable}`);
     const modeUsed: SearchMode = 'unavailable' in side ? 'keyword' : mode;
@@ -94,12 +97,12 @@ export class RetrievalService {
     const hydrate = async (items: Scored[]) => {
       const fresh = items.map((item) => item.rowid).filter((rowid) => !looked.has(rowid));
       for (const rowid of fresh) looked.add(rowid);
-      for (const hit of await this.repository.chunksByRowid(fresh, filters)) hits.set(hit.rowid, hit);
+      for (const hit of await this.repository.chunksByRowid(fresh, scope)) hits.set(hit.rowid, hit);
     };
     // The query embeds (in the embedder's own thread) while the keyword side runs its SQL; then one lookup hydrates both lists.
     const [vectorSide, keywordSide] = await Promise.all([
-      modeUsed !== 'keyword' && !('unavailable' in side) ? this.vectorCandidates(side, request.query, n) : null,
-      modeUsed !== 'vector' ? this.keywordCandidates(request.query, n) : null,
+      modeUsed !== 'keyword' && !('unavailable' in side) ? this.vectorCandidates(side, request.query, n, scope) : null,
+      modeUsed !== 'vector' ? this.keywordCandidates(request.query, n, scope) : null,
     ]);
     await hydrate([...(vectorSide?.list ?? []), ...(keywordSide?.list ?? [])]);
     const vectorList = vectorSide ? await this.visible(vectorSide, n, hydrate, hits) : [];
@@ -150,9 +153,10 @@ export class RetrievalService {
     return { embedder, vectors };
   }
 
-  private async vectorCandidates(side: { embedder: Embedder; vectors: VectorIndex }, query: string, n: number): Promise<Candidates> {
-    const queryVector = await this.queryVector(side.embedder, query);
-    const fetch = async (limit: number) => side.vectors.search(queryVector, limit).map(({ label, score }) => ({ rowid: label, score }));
+  /** The nearest chunks among the documents the scope may read: the addon filters inside its graph walk. */
+  private async vectorCandidates(side: { embedder: Embedder; vectors: VectorIndex }, query: string, n: number, scope: ReadScope): Promise<Candidates> {
+    const [queryVector, allowed] = await Promise.all([this.queryVector(side.embedder, query), this.repository.readableKeys(scope)]);
+    const fetch = async (limit: number) => side.vectors.search(queryVector, limit, allowed ?? undefined).map(({ label, score }) => ({ rowid: label, score }));
     return { list: await fetch(n), limit: n, fetch };
   }
 
@@ -170,21 +174,24 @@ export class RetrievalService {
     return vector;
   }
 
-  private async keywordCandidates(query: string, n: number): Promise<Candidates | null> {
+  private async keywordCandidates(query: string, n: number, scope: ReadScope): Promise<Candidates | null> {
     const terms = candidateTerms(query);
     const frequencies = await this.repository.termFrequencies(terms, KEYWORD_LIMITS.probeCap);
     const plan = planKeywordQuery(terms.map((term, i) => ({ term, df: frequencies[i] })));
     if (!plan) return null;
     const ranked = async (match: string): Promise<Candidates> => {
       const floor = plan.windowed ? await this.repository.newestMatchFloor(match, KEYWORD_LIMITS.rowBudget) : 0;
-      const fetch = (limit: number) => this.repository.keywordRanked(match, limit, floor);
+      const fetch = (limit: number) => this.repository.keywordRanked(match, limit, scope, floor);
       return { list: await fetch(n), limit: n, fetch };
     };
     const relaxed = plan.relaxed;
     return { ...(await ranked(plan.match)), ...(relaxed ? { relaxed: () => ranked(relaxed) } : {}) };
   }
 
-  /** The first n candidates whose chunks may be returned; fetches deeper while filters hide too many, and relaxes a plan that finds nothing. */
+  /**
+   * The first n candidates whose chunks may be returned (both sides rank readable chunks only; a chunk
+   * whose document is mid-reindex may still drop here); fetches deeper while some drop, and relaxes a plan that finds nothing.
+   */
   private async visible(candidates: Candidates, n: number, hydrate: (items: Scored[]) => Promise<void>, hits: Map<number, ChunkHit>): Promise<Scored[]> {
     let { list: raw, limit } = candidates;
     for (;;) {

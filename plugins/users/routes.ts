@@ -11,7 +11,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: { summary: 'List users', tags: ['users'], querystring: ListUsersQuery, response: { 200: UserList } },
   }, async (request) => {
     const { users, total } = await app.users.list(request.query.limit, request.query.offset);
-    return { users: users.map(toUserView), total };
+    return { users: users.map((user) => toUserView(user, app.entitlement)), total };
   });
 
   app.post('/api/auth/users', {
@@ -20,13 +20,13 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const user = await app.users.create(request.body);
     request.log.info({ user: app.logPrivacy.user(user.id), event: 'user.create' }, 'user created');
-    return reply.code(201).send(toUserView(user));
+    return reply.code(201).send(toUserView(user, app.entitlement));
   });
 
   app.get('/api/auth/users/:id', {
     config: admin,
     schema: { summary: 'Get a user', tags: ['users'], params: UserIdParams, response: { 200: UserView } },
-  }, async (request) => toUserView(await app.users.get(request.params.id)));
+  }, async (request) => toUserView(await app.users.get(request.params.id), app.entitlement));
 
   app.put('/api/auth/users/:id', {
     config: admin,
@@ -37,7 +37,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
       body: UpdateUserBody,
       response: { 200: UserView },
     },
-  }, async (request) => toUserView(await app.users.update(request.params.id, request.body)));
+  }, async (request) => toUserView(await app.users.update(request.params.id, request.body), app.entitlement));
 
   app.delete('/api/auth/users/:id', {
     config: admin,
