@@ -23,7 +23,7 @@ export default fp(
     app.decorate('documents', service);
     app.usage.register(() => service.usage());
   },
-  { name: 'documents', dependencies: ['license', 'index'] },
+  { name: 'documents', dependencies: ['license', 'search-index'] },
 );
 
 /** /api/docs, registered after the ingestion plugin: an upload answers with the job that indexes it. */

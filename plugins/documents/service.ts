@@ -12,7 +12,7 @@ import { copyFileOwnerOnly } from '../../core/owner-only.js';
 import { type Entitlement, type Tier, tierAtLeast } from '../../core/tiers.js';
 import type { Updateable } from 'kysely';
 import type { DocumentStatus, DocumentsTable, SourceType } from '../../core/db/documents-schema.js';
-import type { IndexStore } from '../index/index.js';
+import type { IndexStore } from '../search-index/index.js';
 import { detectFileTypeOfFile, OCR_FILE_TYPES, TIER_FOR_TYPE, type DetectedFileType } from './file-type.js';
 import { CANCELLED_REASON, needsIndexing, statesBefore } from './lifecycle.js';
 import type { DocumentFilter, DocumentRow, DocumentsRepository } from './repository.js';

@@ -28,5 +28,5 @@ export default fp(
       await pool.close();
     });
   },
-  { name: 'ingestion', dependencies: ['jobs', 'index', 'documents'] },
+  { name: 'ingestion', dependencies: ['jobs', 'search-index', 'documents'] },
 );

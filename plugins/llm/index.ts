@@ -54,5 +54,5 @@ export default fp(
     });
     await app.register(llmRoutes);
   },
-  { name: 'llm', dependencies: ['hearth-guard', 'health', 'index'] },
+  { name: 'llm', dependencies: ['hearth-guard', 'health', 'search-index'] },
 );

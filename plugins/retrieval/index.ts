@@ -21,5 +21,5 @@ export default fp(
     app.decorate('retrieval', new RetrievalService(new RetrievalRepository(app.db), app.searchIndex));
     await app.register(retrievalRoutes);
   },
-  { name: 'retrieval', dependencies: ['hearth-guard', 'index'] },
+  { name: 'retrieval', dependencies: ['hearth-guard', 'search-index'] },
 );

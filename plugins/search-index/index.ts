@@ -32,7 +32,7 @@ const MERGE_CHECK_MS = 30_000;
  * SQLite. With no model installed the service still starts and searches by keywords.
  */
 export default fp(
-  async function index(app) {
+  async function searchIndexPlugin(app) {
     const searchIndex = new SearchIndex();
     const chunks = new ChunksRepository(app.db);
     const store = new IndexStore(chunks, searchIndex, app.log);
@@ -62,5 +62,5 @@ export default fp(
     });
     await app.register(indexRoutes);
   },
-  { name: 'index', dependencies: ['hearth-guard', 'jobs', 'health'] },
+  { name: 'search-index', dependencies: ['hearth-guard', 'jobs', 'health'] },
 );

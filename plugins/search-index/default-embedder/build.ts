@@ -69,11 +69,11 @@ interface BuiltModel {
 function defaultTokenizerDir(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
-    const candidate = path.join(dir, 'plugins', 'index', 'default-embedder', 'tokenizer');
+    const candidate = path.join(dir, 'plugins', 'search-index', 'default-embedder', 'tokenizer');
     if (existsSync(path.join(candidate, 'tokenizer.json'))) return candidate;
     dir = path.dirname(dir);
   }
-  throw new Error('plugins/index/default-embedder/tokenizer/tokenizer.json not found (it ships with Hearth)');
+  throw new Error('plugins/search-index/default-embedder/tokenizer/tokenizer.json not found (it ships with Hearth)');
 }
 
 const STOPWORDS = new Set(
