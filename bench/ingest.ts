@@ -497,8 +497,8 @@ async function seedIndex(dataDir: string, modelDir: string, chunks: number): Pro
   const app = await buildApp({ config });
   try {
     await app.ready();
-    const embedder = app.searchIndex.embedder();
-    const vectors = app.searchIndex.vectors();
+    const embedder = app.activeEmbedding.embedder();
+    const vectors = app.activeEmbedding.vectors();
     if (!embedder || !vectors) throw new Error('the embedding model did not load');
     const random = rng(chunks);
     const seeded = await insertDocuments(app.db, syntheticDocuments(chunks, random));

@@ -147,20 +147,20 @@ describe('with the embedding model installed', () => {
     const a = (await ingest(await makeTxt(fixtures))).doc;
     const b = (await ingest(await makeMarkdown(fixtures))).doc;
     const c = (await ingest(await makeDocx(fixtures))).doc;
-    const vectorsBefore = t.app.searchIndex.vectors()!.size();
+    const vectorsBefore = t.app.activeEmbedding.vectors()!.size();
     const storedA = path.join(t.dataDir, 'documents', `${a.id}.txt`);
     expect(existsSync(storedA)).toBe(true);
 
     expect((await t.request({ method: 'DELETE', url: `/api/docs/${a.id}`, token: viewer })).statusCode).toBe(403);
     expect((await t.request({ method: 'DELETE', url: `/api/docs/${a.id}`, token: editor })).statusCode).toBe(204);
     expect(existsSync(storedA)).toBe(false);
-    expect(t.app.searchIndex.vectors()!.size()).toBe(vectorsBefore - a.chunk_count);
+    expect(t.app.activeEmbedding.vectors()!.size()).toBe(vectorsBefore - a.chunk_count);
     expect((await t.request({ method: 'DELETE', url: `/api/docs/${a.id}`, token: editor })).statusCode).toBe(404);
 
     const bulk = await t.request({ method: 'DELETE', url: '/api/docs/bulk', token: editor, payload: { ids: [b.id, c.id, 'missing'] } });
     expect(bulk.statusCode).toBe(200);
     expect(bulk.json()).toEqual({ deleted: expect.arrayContaining([b.id, c.id]), not_found: ['missing'] });
-    expect(t.app.searchIndex.vectors()!.size()).toBe(0);
+    expect(t.app.activeEmbedding.vectors()!.size()).toBe(0);
     expect(await t.app.db.selectFrom('chunks').selectAll().execute()).toEqual([]);
     expect((await t.request({ method: 'DELETE', url: '/api/docs/bulk', token: editor, payload: { ids: [] } })).statusCode).toBe(400);
   });

@@ -443,14 +443,14 @@ describe('the website crawler', () => {
     await sync(id);
     const docs = await documents(id);
     expect(docs.length).toBe(5);
-    const vectors = t.app.searchIndex.vectors()!.size();
+    const vectors = t.app.activeEmbedding.vectors()!.size();
     expect(vectors).toBeGreaterThan(0);
 
     const res = await t.request({ method: 'DELETE', url: `/api/integrations/${id}`, token: admin });
     expect(res.statusCode).toBe(204);
     expect(await documents(id)).toEqual([]);
     expect(await t.app.db.selectFrom('chunks').selectAll().where('document_id', 'in', docs.map((doc) => doc.id)).execute()).toEqual([]);
-    expect(t.app.searchIndex.vectors()!.size()).toBe(0);
+    expect(t.app.activeEmbedding.vectors()!.size()).toBe(0);
     expect(await t.app.db.selectFrom('integration_pages').selectAll().execute()).toEqual([]);
     expect(await search('alphaword')).toEqual([]);
     expect((await t.request({ method: 'GET', url: `/api/integrations/${id}`, token: viewer })).statusCode).toBe(404);

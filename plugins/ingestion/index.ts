@@ -11,7 +11,7 @@ export default fp(
     const pool = new ExtractionPool({ workers: app.config.indexExtractionWorkers });
     const pipeline = new IngestionPipeline(
       app.documents,
-      app.index.store,
+      app.indexStore,
       pool,
       app.jobs,
       app.settings,
@@ -23,7 +23,7 @@ export default fp(
       await pipeline.resumeInterrupted();
     });
     app.addHook('onClose', async () => {
-      // The jobs stop before the index plugin (registered earlier, closed later) saves the vectors.
+      // The jobs stop before the search-index plugin (registered earlier, closed later) saves the vectors.
       await app.jobs.close();
       await pool.close();
     });

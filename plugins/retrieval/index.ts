@@ -15,10 +15,10 @@ declare module 'fastify' {
   }
 }
 
-/** Hybrid retrieval and POST /api/search, reads only; the chat reuses app.retrieval. The embedder and vectors come from app.searchIndex (the index plugin). */
+/** Hybrid retrieval and POST /api/search, reads only; the chat reuses app.retrieval. The embedder and vectors come from app.activeEmbedding (the search-index plugin). */
 export default fp(
   async function retrieval(app) {
-    app.decorate('retrieval', new RetrievalService(new RetrievalRepository(app.db), app.searchIndex));
+    app.decorate('retrieval', new RetrievalService(new RetrievalRepository(app.db), app.activeEmbedding));
     await app.register(retrievalRoutes);
   },
   { name: 'retrieval', dependencies: ['hearth-guard', 'search-index'] },

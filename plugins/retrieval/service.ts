@@ -21,7 +21,7 @@ const MAX_FETCH = 1000;
  */
 const QUERY_VECTOR_CACHE = 256;
 
-/** Where the embedder and vector index in force come from (app.searchIndex); both null on a box without a model. */
+/** Where the embedder and vector index in force come from (app.activeEmbedding); both null on a box without a model. */
 export interface SearchSources {
   embedder(): Embedder | null;
   vectors(): VectorIndex | null;

@@ -7,7 +7,7 @@ const MERGE_PAGES = 64;
  * Merges the keyword index's segments in bounded steps, yielding to requests between steps, once
  * writes have happened since the last merge. Returns the steps taken (0: nothing had changed).
  */
-export class KeywordIndexMaintenance {
+export class KeywordIndexMerger {
   private mergedAt = -1;
   private widthSet = false;
   private running: Promise<number> | null = null;
