@@ -58,7 +58,7 @@ export async function buildApp({ config, logStream, https, network = systemNetwo
 
   const logPrivacy = new LogPrivacy(config.jwtSecretKey, settings);
   const app = Fastify({
-    logger: loggerOptions(settings.seed('LOG_LEVEL'), logPrivacy, logStream),
+    logger: loggerOptions(settings.current('LOG_LEVEL'), logPrivacy, logStream),
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
     trustProxy: config.trustProxy,

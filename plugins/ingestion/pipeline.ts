@@ -232,7 +232,7 @@ export class IngestionPipeline {
     return {
       maxTokens,
       overlapTokens: Math.round(maxTokens * OVERLAP_RATIO),
-      minChars: this.settings.seed('RAG_MIN_CHUNK_LENGTH'),
+      minChars: this.settings.current('RAG_MIN_CHUNK_LENGTH'),
       countTokens: embedder ? (text: string) => embedder.countTokens(text) : estimateTokens,
       ...(embedder ? { wordTokens: this.wordTokensOf(embedder) } : {}),
     };
