@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeCsv, makeMarkdown, makePdf, makeTxt, prose } from './fixtures/documents.js';
-import { LICENCE_ENV } from './fixtures/licence.js';
+import { LICENSE_ENV } from './fixtures/license.js';
 import { multipartBody } from './fixtures/multipart.js';
 import { installTinyEmbeddingModel } from './fixtures/tiny-embedding-model.js';
 import { snapshot, startApp, type TestApp } from './helpers.js';
@@ -34,7 +34,7 @@ afterAll(() => {
 });
 
 beforeEach(async () => {
-  t = await startApp({ ...LICENCE_ENV, MODEL_DIR: modelDir, INDEX_UPSERT_BATCH_SIZE: '8', CONNECTOR_ALLOWED_PATHS: `/app/docs:${root}` });
+  t = await startApp({ ...LICENSE_ENV, MODEL_DIR: modelDir, INDEX_UPSERT_BATCH_SIZE: '8', CONNECTOR_ALLOWED_PATHS: `/app/docs:${root}` });
   admin = (await t.login()).access;
   editor = (await t.userWithRole('editor')).access;
   viewer = (await t.userWithRole('viewer')).access;

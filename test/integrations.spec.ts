@@ -8,7 +8,7 @@ import { addressRefusal, checkUrl, type Resolver, systemNetwork, UrlNotAllowed, 
 import { FetchError, type FetchOptions, guardedFetch } from '../plugins/integrations/fetcher.js';
 import { filenameOf, linksOf, parseSitemap } from '../plugins/integrations/page-parsing.js';
 import { makePdf, prose } from './fixtures/documents.js';
-import { applyLicence, LICENCE_ENV } from './fixtures/licence.js';
+import { applyLicense, LICENSE_ENV } from './fixtures/license.js';
 import { installTinyEmbeddingModel } from './fixtures/tiny-embedding-model.js';
 import { type LoopbackNetwork, loopbackNetwork } from './fixtures/loopback-network.js';
 import { startSite, type TestSite } from './fixtures/web-site.js';
@@ -68,8 +68,8 @@ async function buildSite(): Promise<void> {
 async function start(tier: 'PRO' | 'FREE' = 'PRO', network?: LoopbackNetwork): Promise<void> {
   const modelDir = mkdtempSync(path.join(os.tmpdir(), 'hearth-web-models-'));
   await installTinyEmbeddingModel(modelDir);
-  t = await startApp({ ...LICENCE_ENV, MODEL_DIR: modelDir }, undefined, undefined, [], network);
-  if (tier === 'PRO') await applyLicence(t, 'PRO');
+  t = await startApp({ ...LICENSE_ENV, MODEL_DIR: modelDir }, undefined, undefined, [], network);
+  if (tier === 'PRO') await applyLicense(t, 'PRO');
   admin = (await t.login()).access;
   editor = (await t.userWithRole('editor')).access;
   viewer = (await t.userWithRole('viewer')).access;
