@@ -2,6 +2,9 @@ import fp from 'fastify-plugin';
 import { ExtractionPool } from './extraction-pool.js';
 import { IngestionPipeline } from './pipeline.js';
 
+// The public surface: what other plugins may import.
+export type { IngestionPipeline } from './pipeline.js';
+
 /**
  * Ingestion: the extraction worker pool and the pipeline that indexes documents as jobs.
  * After a crash it resumes the documents that were queued or mid-indexing.

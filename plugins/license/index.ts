@@ -6,6 +6,10 @@ import { licenseRoutes } from './routes.js';
 import { LicenseService } from './service.js';
 import { UsageRegistry } from './usage.js';
 
+// The public surface: what other plugins may import.
+export type { LicenseService } from './service.js';
+export type { UsageRegistry } from './usage.js';
+
 declare module 'fastify' {
   interface FastifyInstance {
     license: LicenseService;
