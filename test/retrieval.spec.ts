@@ -9,7 +9,7 @@ import { FUSION_CANDIDATES, runRetrievalHarness } from '../bench/retrieval-harne
 import { openDatabase } from '../core/db/database.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery } from '../plugins/retrieval/keyword-query.js';
 import { DEFAULT_FUSION } from '../plugins/retrieval/fusion.js';
-import { RetrievalRepository } from '../plugins/retrieval/repository.js';
+import { RetrievalRepository } from '../plugins/retrieval/repository.sqlite.js';
 import { buildRetrievalCorpus, questionOverlap } from './fixtures/retrieval-corpus.js';
 import { embedChunks, insertDocuments, type SeededChunk } from './fixtures/search-data.js';
 import { installTinyEmbeddingModel } from './fixtures/tiny-embedding-model.js';

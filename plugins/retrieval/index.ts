@@ -1,11 +1,11 @@
 import fp from 'fastify-plugin';
-import { RetrievalRepository } from './repository.js';
+import { RetrievalRepository } from './repository.sqlite.js';
 import { retrievalRoutes } from './routes.js';
 import { RetrievalService } from './service.js';
 
 // Retrieval's public surface: what other plugins (the chat) may import.
 export { SEARCH_MODES, type RetrievalService, type RetrievalSettings, type SearchMode, type SearchResult } from './service.js';
-export type { SearchFilters } from './repository.js';
+export type { SearchFilters } from './repository.sqlite.js';
 export { RetrievalSettingsSchema } from './schemas.js';
 export { STOPWORDS, candidateTerms, queryWords } from './keyword-query.js';
 

@@ -4,7 +4,7 @@ import type { Embedder } from '../../native/embeddings/index.js';
 import type { VectorIndex } from '../../native/vector-index/index.js';
 import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, dropNearDuplicates, fuse, textSignature, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery } from './keyword-query.js';
-import type { ChunkHit, RetrievalRepository, SearchFilters } from './repository.js';
+import type { ChunkHit, RetrievalRepository, SearchFilters } from './repository.sqlite.js';
 
 export const SEARCH_MODES = ['hybrid', 'vector', 'keyword'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];

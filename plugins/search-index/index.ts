@@ -2,6 +2,7 @@ import fp from 'fastify-plugin';
 import { ChunksRepository } from './chunks-repository.js';
 import { EmbedderLifecycle, type DefaultEmbedderStatus } from './embedder-lifecycle.js';
 import { KeywordIndexMerger } from './keyword-index-merger.js';
+import { SqliteKeywordIndex } from './keyword-index.sqlite.js';
 import { indexRoutes } from './routes.js';
 import { ActiveEmbedding } from './active-embedding.js';
 import { IndexAdmin } from './service.js';
@@ -43,7 +44,7 @@ export default fp(
     const admin = new IndexAdmin(activeEmbedding, store, chunks, app.jobs, app.config.databaseFile, app.config.dataDir, app.log);
     const { modelDir, embedDevice: device, defaultEmbedder, defaultEmbedderDimension, modelWatchSeconds } = app.config;
     const lifecycle = new EmbedderLifecycle(activeEmbedding, admin, { modelDir, device, defaultEmbedder, defaultEmbedderDimension, modelWatchSeconds, log: app.log });
-    const keywordIndexMerger = new KeywordIndexMerger(chunks);
+    const keywordIndexMerger = new KeywordIndexMerger(new SqliteKeywordIndex(app.db));
     app.decorate('activeEmbedding', activeEmbedding);
     app.decorate('indexStore', store);
     app.decorate('indexAdmin', admin);

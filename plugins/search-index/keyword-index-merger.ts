@@ -1,4 +1,4 @@
-import type { ChunksRepository } from './chunks-repository.js';
+import type { SqliteKeywordIndex } from './keyword-index.sqlite.js';
 
 /** Pages of merge work per step: a few milliseconds of the event loop at a time. */
 const MERGE_PAGES = 64;
@@ -13,7 +13,7 @@ export class KeywordIndexMerger {
   private running: Promise<number> | null = null;
   private stopped = false;
 
-  constructor(private readonly repository: ChunksRepository) {}
+  constructor(private readonly repository: SqliteKeywordIndex) {}
 
   compact(): Promise<number> {
     return (this.running ??= this.mergeAll().finally(() => (this.running = null)));
