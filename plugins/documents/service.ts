@@ -132,6 +132,11 @@ export class DocumentsService {
     return this.repository.listBySource(sourceType, sourceId);
   }
 
+  /** How many documents each of these connectors or integrations has (absent: none). */
+  countsBySource(sourceType: SourceType, sourceIds: string[]): Promise<Map<string, number>> {
+    return this.repository.countsBySource(sourceType, sourceIds);
+  }
+
   /** Ids of documents by file name, in any case (a chat question naming "budget.pdf" searches that file). */
   idsByFilenames(filenames: string[]): Promise<string[]> {
     return this.repository.findIdsByFilenames(filenames);
