@@ -51,7 +51,7 @@ class LimitExceeded extends Error {
 const planLimit = (message: string) => new HttpError(403, 'plan_limit_exceeded', message);
 
 /** A file or page of a source that was not made a document: why, and what would lift it when a licence would. */
-export interface SourceSkip {
+interface SourceSkip {
   skipped: SkipReason;
   detail: string;
   remedy?: string;

@@ -16,7 +16,7 @@ declare module 'fastify' {
   }
 }
 
-export interface PipelineOptions {
+interface PipelineOptions {
   upsertBatchSize: number;
   tablesEnabled: boolean;
   ocrEnabled: boolean;

@@ -17,7 +17,7 @@ import { IntegrationSync } from './sync.js';
 export const SYNC_JOB_TYPE = 'integration.sync';
 const credentialsContext = (id: string) => `integration:${id}`;
 
-export interface IntegrationsServiceOptions {
+interface IntegrationsServiceOptions {
   repository: IntegrationsRepository;
   documents: DocumentsService;
   ingestion: RunIndexer;
@@ -29,7 +29,7 @@ export interface IntegrationsServiceOptions {
   network: Network;
 }
 
-export function toIntegrationView(row: IntegrationRow, documentCount: number): IntegrationView {
+function toIntegrationView(row: IntegrationRow, documentCount: number): IntegrationView {
   return {
     id: row.id,
     name: row.name,

@@ -11,7 +11,7 @@ export type SearchMode = (typeof SEARCH_MODES)[number];
 export const DEFAULT_K = 5;
 export const MAX_K = 50;
 /** Candidates each side hands to fusion: enough for RRF to find agreement, few enough to hydrate cheaply. */
-export const candidatesPerSide = (k: number) => Math.min(100, Math.max(20, 2 * k));
+const candidatesPerSide = (k: number) => Math.min(100, Math.max(20, 2 * k));
 /** Rows fetched per side at most when filters hide many candidates. */
 const MAX_FETCH = 1000;
 /**
@@ -22,12 +22,12 @@ const MAX_FETCH = 1000;
 const QUERY_VECTOR_CACHE = 256;
 
 /** Where the embedder and vector index in force come from (app.activeEmbedding); both null on a box without a model. */
-export interface SearchSources {
+interface SearchSources {
   embedder(): Embedder | null;
   vectors(): VectorIndex | null;
 }
 
-export interface SearchRequest {
+interface SearchRequest {
   query: string;
   k?: number;
   mode?: SearchMode;
