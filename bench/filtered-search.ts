@@ -39,8 +39,8 @@ export async function benchFilteredSearch(chunks: number, queryCount: number, em
     const vectors = await openVectorIndex({ file: path.join(dataDir, 'vectors.hnsw'), dimension: embedder.dimension, modelId: embedder.modelId });
     const synthetic = lowRankVectors(seeded.length, embedder.dimension, random);
     for (let i = 0; i < seeded.length; i += 1000) vectors.add(seeded.slice(i, i + 1000).map((c) => c.rowid), synthetic.slice(i, i + 1000), seeded.slice(i, i + 1000).map((c) => c.key));
-    app.searchIndex.swap({ embedder, vectors });
-    await app.keywordIndex.compact();
+    app.activeEmbedding.swap({ embedder, vectors });
+    await app.keywordIndexMerger.compact();
     const admin = (await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'admin', password: DOCUMENTED_DEFAULT_ADMIN_PASSWORD } })).json().access_token;
     const { specific } = queriesFrom(seeded.map((c) => c.text), queryCount, random);
     const queryVectors = lowRankVectors(100, embedder.dimension, rng(7));

@@ -13,7 +13,7 @@ import { openDatabase } from '../core/db/database.js';
 import type { Embedder } from '../native/embeddings/index.js';
 import { openVectorIndex } from '../native/vector-index/index.js';
 import { DEFAULT_FUSION, type FusionSettings } from '../plugins/retrieval/fusion.js';
-import { RetrievalRepository } from '../plugins/retrieval/repository.js';
+import { RetrievalRepository } from '../plugins/retrieval/repository.sqlite.js';
 import { RetrievalService, type SearchMode } from '../plugins/retrieval/service.js';
 import { buildRetrievalCorpus, questionOverlap } from '../test/fixtures/retrieval-corpus.js';
 import { embedChunks, insertDocuments } from '../test/fixtures/search-data.js';

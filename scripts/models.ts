@@ -18,7 +18,7 @@ import {
   type EmbeddingManifest,
   type LlmManifest,
 } from '../native/model-files/index.js';
-import { DEFAULT_EMBEDDER_DIMENSION, installDefaultModel } from '../plugins/index/default-embedder/index.js';
+import { DEFAULT_EMBEDDER_DIMENSION, installDefaultModel } from '../plugins/search-index/default-embedder/index.js';
 
 const USAGE = `Hearth models (embedding models under MODEL_DIR/embeddings, chat models under MODEL_DIR/llm; nothing downloads unless you run pull)
 

@@ -14,7 +14,7 @@ export interface Database {
   users: UsersTable;
   settings: SettingsTable;
   auth_sessions: AuthSessionsTable;
-  licences: LicencesTable;
+  licences: LicensesTable;
   branding_logo: BrandingLogoTable;
   totp: TotpTable;
   recovery_codes: RecoveryCodesTable;
@@ -69,7 +69,7 @@ interface AuthSessionsTable {
   revoked_at: number | null;
 }
 
-export interface LicencesTable {
+export interface LicensesTable {
   id: Generated<number>;
   licence_key: string;
   applied_at: number;

@@ -4,6 +4,9 @@ import type { FilterHook } from './service.js';
 import { chatRoutes } from './routes.js';
 import { ChatService } from './service.js';
 
+// The public surface: what other plugins may import.
+export type { ChatService } from './service.js';
+
 declare module 'fastify' {
   interface FastifyInstance {
     chat: ChatService;

@@ -92,7 +92,7 @@ export class ChatService {
   /** Checks the conversation (404 for an unknown id or someone else's) and loads the turns the answer may use. */
   async open(userId: string, groups: string[], request: ChatRequest): Promise<OpenChat> {
     if (!request.conversation_id) return { userId, groups, conversationId: randomUUID(), history: [], request };
-    const turns = Math.max(PROMPT_HISTORY_TURNS, this.deps.settings.seed('RAG_QUERY_REWRITE_MAX_TURNS'));
+    const turns = Math.max(PROMPT_HISTORY_TURNS, this.deps.settings.current('RAG_QUERY_REWRITE_MAX_TURNS'));
     const history = await this.deps.conversations.history(userId, groups, request.conversation_id, turns);
     return { userId, groups, conversationId: request.conversation_id, history, request };
   }
@@ -158,8 +158,8 @@ export class ChatService {
   }
 
   private async rewrite(chat: OpenChat, generator: Generator | null, signal: AbortSignal): Promise<Rewrite> {
-    if (!this.deps.settings.seed('RAG_QUERY_REWRITE_ENABLED')) return unchanged(chat.request.query);
-    const turns = chat.history.slice(-this.deps.settings.seed('RAG_QUERY_REWRITE_MAX_TURNS'));
+    if (!this.deps.settings.current('RAG_QUERY_REWRITE_ENABLED')) return unchanged(chat.request.query);
+    const turns = chat.history.slice(-this.deps.settings.current('RAG_QUERY_REWRITE_MAX_TURNS'));
     try {
       return await rewriteQuery(chat.request.query, turns, generator, signal);
     } catch {
@@ -197,7 +197,7 @@ export class ChatService {
     if (result.stopReason === 'cancelled' || run.signal.aborted) throw new ChatCancelled();
     // A backend that does not stream hands the whole text back at the end.
     emit(streamed ? markers.flush() : keepValidMarkers(result.text, fitted.sources.length));
-    if (this.deps.settings.seed('RAG_LOG_TOKEN_USAGE')) {
+    if (this.deps.settings.current('RAG_LOG_TOKEN_USAGE')) {
       run.log.info(
         { event: 'chat.token_usage', ...fitted.budget, prompt_tokens: result.promptTokens, completion_tokens: result.completionTokens, stop_reason: result.stopReason, query: this.deps.logPrivacy.query(chat.request.query) },
         'token usage',

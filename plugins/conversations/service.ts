@@ -43,7 +43,7 @@ export class ConversationsService {
       title: titleOf(turn.query),
       sources: JSON.stringify(turn.sources),
       at: clock.now(),
-      maxTurns: this.settings.seed('RAG_CONVERSATION_MAX_TURNS'),
+      maxTurns: this.settings.current('RAG_CONVERSATION_MAX_TURNS'),
     });
     if (outcome === 'not_owned') throw notFound('Conversation');
   }
@@ -62,7 +62,7 @@ export class ConversationsService {
 
   /** Deletes conversations idle for longer than RAG_CONVERSATION_MAX_AGE_DAYS; returns how many. */
   purgeExpired(): Promise<number> {
-    return this.repository.deleteInactiveSince(clock.now() - this.settings.seed('RAG_CONVERSATION_MAX_AGE_DAYS') * DAY_MS);
+    return this.repository.deleteInactiveSince(clock.now() - this.settings.current('RAG_CONVERSATION_MAX_AGE_DAYS') * DAY_MS);
   }
 
   private async owned(userId: string, conversationId: string): Promise<ConversationRow> {

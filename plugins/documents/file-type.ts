@@ -13,7 +13,7 @@ export interface DetectedFileType {
   mime: string;
 }
 
-export const MIME_FOR_TYPE: Record<FileType, string> = {
+const MIME_FOR_TYPE: Record<FileType, string> = {
   pdf: 'application/pdf',
   docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
   xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
@@ -44,7 +44,7 @@ export const TIER_FOR_TYPE: Record<FileType, Tier> = {
 export const OCR_FILE_TYPES: ReadonlySet<FileType> = new Set(['png', 'jpg', 'tiff']);
 
 /** How many leading bytes detection wants: enough for the first zip entries of an Office file. */
-export const DETECT_HEAD_BYTES = 64 * 1024;
+const DETECT_HEAD_BYTES = 64 * 1024;
 
 const BINARY_TYPES: Record<string, FileType> = { pdf: 'pdf', ai: 'pdf', docx: 'docx', xlsx: 'xlsx', png: 'png', jpg: 'jpg', tif: 'tiff' };
 

@@ -19,11 +19,11 @@ declare module 'fastify' {
 /** Documents: stored originals, their lifecycle (queued -> indexing -> indexed | failed) and their removal with their chunks and vectors (the index's store). The indexing itself is the ingestion plugin's. */
 export default fp(
   async function documents(app) {
-    const service = new DocumentsService(new DocumentsRepository(app.db), app.index.store, app.entitlement, app.config.dataDir, app.config.indexing.ocrEnabled);
+    const service = new DocumentsService(new DocumentsRepository(app.db), app.indexStore, app.entitlement, app.config.dataDir, app.config.indexing.ocrEnabled);
     app.decorate('documents', service);
     app.usage.register(() => service.usage());
   },
-  { name: 'documents', dependencies: ['license', 'index'] },
+  { name: 'documents', dependencies: ['license', 'search-index'] },
 );
 
 /** /api/docs, registered after the ingestion plugin: an upload answers with the job that indexes it. */

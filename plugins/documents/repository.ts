@@ -65,6 +65,19 @@ export class DocumentsRepository {
     return this.db.selectFrom('documents').selectAll().where('source_type', '=', sourceType).where('source_id', '=', sourceId).execute();
   }
 
+  /** Documents per source of one type, for the sources' list views. */
+  async countsBySource(sourceType: SourceType, sourceIds: string[]): Promise<Map<string, number>> {
+    if (sourceIds.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('documents')
+      .select((eb) => ['source_id', eb.fn.countAll<number>().as('n')])
+      .where('source_type', '=', sourceType)
+      .where('source_id', 'in', sourceIds)
+      .groupBy('source_id')
+      .execute();
+    return new Map(rows.map((row) => [row.source_id!, Number(row.n)]));
+  }
+
   findByIds(ids: string[]): Promise<DocumentRow[]> {
     if (ids.length === 0) return Promise.resolve([]);
     return this.db.selectFrom('documents').selectAll().where('id', 'in', ids).execute();

@@ -8,7 +8,7 @@ import type { DocumentRow } from './repository.js';
 import { attachmentDisposition } from './service.js';
 import { BulkDeleteBody, BulkDeleteResult, DocumentIdParams, DocumentList, DocumentView, ListDocumentsQuery, UploadResult } from './schemas.js';
 
-export function toDocumentView(row: DocumentRow) {
+function toDocumentView(row: DocumentRow) {
   return {
     id: row.id,
     filename: row.filename,

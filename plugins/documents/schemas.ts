@@ -2,8 +2,8 @@ import { Type } from 'typebox';
 import { StringEnum } from '../../core/schemas.js';
 import { JobView } from '../jobs/index.js';
 
-export const DOCUMENT_STATUSES = ['queued', 'indexing', 'indexed', 'failed'] as const;
-export const SOURCE_TYPES = ['upload', 'connector', 'integration'] as const;
+const DOCUMENT_STATUSES = ['queued', 'indexing', 'indexed', 'failed'] as const;
+const SOURCE_TYPES = ['upload', 'connector', 'integration'] as const;
 
 export const DocumentView = Type.Object(
   {

@@ -12,7 +12,7 @@ import { copyFileOwnerOnly } from '../../core/owner-only.js';
 import { type Entitlement, type Tier, tierAtLeast } from '../../core/tiers.js';
 import type { Updateable } from 'kysely';
 import type { DocumentStatus, DocumentsTable, SourceType } from '../../core/db/documents-schema.js';
-import type { IndexStore } from '../index/index.js';
+import type { IndexStore } from '../search-index/index.js';
 import { detectFileTypeOfFile, OCR_FILE_TYPES, TIER_FOR_TYPE, type DetectedFileType } from './file-type.js';
 import { CANCELLED_REASON, needsIndexing, statesBefore } from './lifecycle.js';
 import type { DocumentFilter, DocumentRow, DocumentsRepository } from './repository.js';
@@ -51,7 +51,7 @@ class LimitExceeded extends Error {
 const planLimit = (message: string) => new HttpError(403, 'plan_limit_exceeded', message);
 
 /** A file or page of a source that was not made a document: why, and what would lift it when a licence would. */
-export interface SourceSkip {
+interface SourceSkip {
   skipped: SkipReason;
   detail: string;
   remedy?: string;
@@ -136,6 +136,11 @@ export class DocumentsService {
   /** The documents of one connector or integration. */
   ofSource(sourceType: SourceType, sourceId: string): Promise<DocumentRow[]> {
     return this.repository.listBySource(sourceType, sourceId);
+  }
+
+  /** How many documents each of these connectors or integrations has (absent: none). */
+  countsBySource(sourceType: SourceType, sourceIds: string[]): Promise<Map<string, number>> {
+    return this.repository.countsBySource(sourceType, sourceIds);
   }
 
   /** Ids of documents by file name, in any case (a chat question naming "budget.pdf" searches that file). */

@@ -3,6 +3,9 @@ import { systemProbe } from './probe.js';
 import { hardwareRoutes } from './routes.js';
 import { HardwareService } from './service.js';
 
+// The public surface: what other plugins may import.
+export type { HardwareService } from './service.js';
+
 declare module 'fastify' {
   interface FastifyInstance {
     hardware: HardwareService;

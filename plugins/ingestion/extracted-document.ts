@@ -54,7 +54,7 @@ export class ExtractionError extends Error {
 }
 
 /** "Col A: v1; Col B: v2": the header is repeated so one row reads on its own. Empty cells are left out. */
-export function tableRowText(header: string[], cells: string[]): string {
+function tableRowText(header: string[], cells: string[]): string {
   const parts: string[] = [];
   cells.forEach((cell, i) => {
     const value = cell.trim();
@@ -66,7 +66,7 @@ export function tableRowText(header: string[], cells: string[]): string {
 }
 
 /** A row flattened as plain text when table extraction is off. */
-export function flatRowText(cells: string[]): string {
+function flatRowText(cells: string[]): string {
   return cells.map((cell) => cell.trim()).filter(Boolean).join(' | ');
 }
 

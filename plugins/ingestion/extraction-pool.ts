@@ -3,7 +3,7 @@ import type { ExtractOutcome, ExtractTask } from './extract-worker.js';
 import { type ExtractedDocument, ExtractionError, type ExtractOptions } from './extracted-document.js';
 import type { FileType } from '../documents/index.js';
 
-export interface ExtractionPoolOptions {
+interface ExtractionPoolOptions {
   /** INDEX_EXTRACTION_WORKERS. */
   workers: number;
   /** A document taking longer fails with 'timeout' and its thread is replaced. */

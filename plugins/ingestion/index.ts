@@ -2,6 +2,9 @@ import fp from 'fastify-plugin';
 import { ExtractionPool } from './extraction-pool.js';
 import { IngestionPipeline } from './pipeline.js';
 
+// The public surface: what other plugins may import.
+export type { IngestionPipeline } from './pipeline.js';
+
 /**
  * Ingestion: the extraction worker pool and the pipeline that indexes documents as jobs.
  * After a crash it resumes the documents that were queued or mid-indexing.
@@ -11,7 +14,7 @@ export default fp(
     const pool = new ExtractionPool({ workers: app.config.indexExtractionWorkers });
     const pipeline = new IngestionPipeline(
       app.documents,
-      app.index.store,
+      app.indexStore,
       pool,
       app.jobs,
       app.settings,
@@ -23,10 +26,10 @@ export default fp(
       await pipeline.resumeInterrupted();
     });
     app.addHook('onClose', async () => {
-      // The jobs stop before the index plugin (registered earlier, closed later) saves the vectors.
+      // The jobs stop before the search-index plugin (registered earlier, closed later) saves the vectors.
       await app.jobs.close();
       await pool.close();
     });
   },
-  { name: 'ingestion', dependencies: ['jobs', 'index', 'documents'] },
+  { name: 'ingestion', dependencies: ['jobs', 'search-index', 'documents'] },
 );

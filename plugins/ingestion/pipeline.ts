@@ -5,7 +5,7 @@ import { type JobContext, JobCancelled, type JobRunner } from '../../core/jobs/r
 import type { SettingsStore } from '../../core/settings/store.js';
 import type { Embedder } from '../../native/embeddings/index.js';
 import { type DocumentRow, type DocumentsService, type FileType, UNEXPECTED_REASON } from '../documents/index.js';
-import type { IndexStore, NewChunk } from '../index/index.js';
+import type { IndexStore, NewChunk } from '../search-index/index.js';
 import { type ChunkDraft, chunkDocument, chunkId } from './chunker.js';
 import { ExtractionError } from './extracted-document.js';
 import type { ExtractionPool } from './extraction-pool.js';
@@ -16,7 +16,7 @@ declare module 'fastify' {
   }
 }
 
-export interface PipelineOptions {
+interface PipelineOptions {
   upsertBatchSize: number;
   tablesEnabled: boolean;
   ocrEnabled: boolean;
@@ -232,7 +232,7 @@ export class IngestionPipeline {
     return {
       maxTokens,
       overlapTokens: Math.round(maxTokens * OVERLAP_RATIO),
-      minChars: this.settings.seed('RAG_MIN_CHUNK_LENGTH'),
+      minChars: this.settings.current('RAG_MIN_CHUNK_LENGTH'),
       countTokens: embedder ? (text: string) => embedder.countTokens(text) : estimateTokens,
       ...(embedder ? { wordTokens: this.wordTokensOf(embedder) } : {}),
     };

@@ -3,6 +3,9 @@ import { IntegrationsRepository } from './repository.js';
 import { integrationsRoutes } from './routes.js';
 import { IntegrationsService } from './service.js';
 
+// The public surface: what other plugins may import.
+export type { IntegrationsService } from './service.js';
+
 declare module 'fastify' {
   interface FastifyInstance {
     integrations: IntegrationsService;

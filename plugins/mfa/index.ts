@@ -4,6 +4,9 @@ import { MfaRepository } from './repository.js';
 import { mfaRoutes } from './routes.js';
 import { MfaService } from './service.js';
 
+// The public surface: what other plugins may import.
+export type { MfaService } from './service.js';
+
 declare module 'fastify' {
   interface FastifyInstance {
     mfa: MfaService;

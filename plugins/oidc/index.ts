@@ -4,6 +4,10 @@ import { OidcRepository } from './repository.js';
 import { oidcRoutes } from './routes.js';
 import { OidcService } from './service.js';
 
+// The public surface: what other plugins may import.
+export type { OidcService } from './service.js';
+export type { OidcProviders } from './providers.js';
+
 declare module 'fastify' {
   interface FastifyInstance {
     oidc: { providers: OidcProviders; service: OidcService };

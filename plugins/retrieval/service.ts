@@ -4,14 +4,14 @@ import type { Embedder } from '../../native/embeddings/index.js';
 import type { VectorIndex } from '../../native/vector-index/index.js';
 import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, dropNearDuplicates, fuse, textSignature, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery } from './keyword-query.js';
-import type { ChunkHit, ReadScope, RetrievalRepository, SearchFilters } from './repository.js';
+import type { ChunkHit, ReadScope, RetrievalRepository, SearchFilters } from './repository.sqlite.js';
 
 export const SEARCH_MODES = ['hybrid', 'vector', 'keyword'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
 export const DEFAULT_K = 5;
 export const MAX_K = 50;
 /** Candidates each side hands to fusion: enough for RRF to find agreement, few enough to hydrate cheaply. */
-export const candidatesPerSide = (k: number) => Math.min(100, Math.max(20, 2 * k));
+const candidatesPerSide = (k: number) => Math.min(100, Math.max(20, 2 * k));
 /** Rows fetched per side at most when filters hide many candidates. */
 const MAX_FETCH = 1000;
 /**
@@ -21,13 +21,13 @@ const MAX_FETCH = 1000;
  */
 const QUERY_VECTOR_CACHE = 256;
 
-/** Where the embedder and vector index in force come from (app.searchIndex); both null on a box without a model. */
-export interface SearchSources {
+/** Where the embedder and vector index in force come from (app.activeEmbedding); both null on a box without a model. */
+interface SearchSources {
   embedder(): Embedder | null;
   vectors(): VectorIndex | null;
 }
 
-export interface SearchRequest {
+interface SearchRequest {
   query: string;
   k?: number;
   mode?: SearchMode;

@@ -39,7 +39,7 @@ export interface UserChangeListener {
 export class UsersService {
   private readonly listeners: UserChangeListener[] = [];
 
-  constructor(readonly repository: UsersRepository, private readonly options: UsersServiceOptions) {}
+  constructor(private readonly repository: UsersRepository, private readonly options: UsersServiceOptions) {}
 
   onChange(listener: UserChangeListener): void {
     this.listeners.push(listener);

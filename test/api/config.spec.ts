@@ -120,14 +120,14 @@ describe('config', () => {
 describe('seeded settings', () => {
   it('are copied on first boot and read from the settings table afterwards', async () => {
     const first = await startApp({ ACCESS_TOKEN_EXPIRE_SECONDS: '1200', RAG_MIN_CHUNK_LENGTH: '80' });
-    expect(first.app.settings.seed('ACCESS_TOKEN_EXPIRE_SECONDS')).toBe(1200);
+    expect(first.app.settings.current('ACCESS_TOKEN_EXPIRE_SECONDS')).toBe(1200);
     await first.app.settings.set({ RAG_MIN_CHUNK_LENGTH: 120 });
     await first.app.close();
 
     // A different environment value on the next boot does not override the stored setting.
     const again = await startApp({ ACCESS_TOKEN_EXPIRE_SECONDS: '600', RAG_MIN_CHUNK_LENGTH: '10' }, first.dataDir);
-    expect(again.app.settings.seed('ACCESS_TOKEN_EXPIRE_SECONDS')).toBe(1200);
-    expect(again.app.settings.seed('RAG_MIN_CHUNK_LENGTH')).toBe(120);
+    expect(again.app.settings.current('ACCESS_TOKEN_EXPIRE_SECONDS')).toBe(1200);
+    expect(again.app.settings.current('RAG_MIN_CHUNK_LENGTH')).toBe(120);
     await again.close();
   });
 

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeCsv, makeMarkdown, makePdf, makeTxt, prose } from '../fixtures/documents.js';
-import { LICENCE_ENV } from '../fixtures/licence.js';
+import { LICENSE_ENV } from '../fixtures/license.js';
 import { multipartBody } from '../fixtures/multipart.js';
 import { installTinyEmbeddingModel } from '../fixtures/tiny-embedding-model.js';
 import { snapshot, startApp, type TestApp } from '../helpers.js';
@@ -34,7 +34,7 @@ afterAll(() => {
 });
 
 beforeEach(async () => {
-  t = await startApp({ ...LICENCE_ENV, MODEL_DIR: modelDir, INDEX_UPSERT_BATCH_SIZE: '8', CONNECTOR_ALLOWED_PATHS: `/app/docs:${root}` });
+  t = await startApp({ ...LICENSE_ENV, MODEL_DIR: modelDir, INDEX_UPSERT_BATCH_SIZE: '8', CONNECTOR_ALLOWED_PATHS: `/app/docs:${root}` });
   admin = (await t.login()).access;
   editor = (await t.userWithRole('editor')).access;
   viewer = (await t.userWithRole('viewer')).access;
@@ -199,13 +199,13 @@ describe('connector scans', () => {
     const letter = docs.find((d) => d.filename === 'letter.txt')!;
     const notes = docs.find((d) => d.filename === 'notes.md')!;
     const rowidsBefore = { pdf: await chunkRowids(pdf.id), letter: await chunkRowids(letter.id), notes: await chunkRowids(notes.id) };
-    const vectorsBefore = t.app.searchIndex.vectors()!.size();
+    const vectorsBefore = t.app.activeEmbedding.vectors()!.size();
     const again = await scan(connector.id);
     expect(again.progress.current).toMatch(/3 files, 0 new or changed, 3 unchanged, 0 removed/);
     expect(await documentsOf(connector.id)).toEqual(docs);
     expect(await chunkRowids(pdf.id)).toEqual(rowidsBefore.pdf);
     expect(await chunkRowids(letter.id)).toEqual(rowidsBefore.letter);
-    expect(t.app.searchIndex.vectors()!.size()).toBe(vectorsBefore);
+    expect(t.app.activeEmbedding.vectors()!.size()).toBe(vectorsBefore);
 
     // Changed, new and deleted files.
     appendFileSync(path.join(dir, 'letter.txt'), `\nPostscript about the quokkachange harbour. ${prose(77, 4)}\n`);
@@ -222,7 +222,7 @@ describe('connector scans', () => {
     expect((await keywordHits('quokkachange')).map((hit) => hit.document_id)).toContain(letter.id);
     expect((await keywordHits('freshlyadded')).length).toBeGreaterThan(0);
     const chunks = await t.app.db.selectFrom('chunks').select('rowid').execute();
-    expect(t.app.searchIndex.vectors()!.size()).toBe(chunks.length);
+    expect(t.app.activeEmbedding.vectors()!.size()).toBe(chunks.length);
     expect(rowidsBefore.notes.some((rowid) => chunks.some((chunk) => chunk.rowid === rowid))).toBe(false);
     expect(await keywordHits(SECRET_WORD)).toEqual([]);
 
@@ -285,7 +285,7 @@ describe('connector scans', () => {
     expect((await api('GET', `/api/jobs/${started.id}`, viewer)).json().state).toBe('cancelled');
     expect(await documentsOf(connector.id)).toEqual([]);
     expect(await t.app.db.selectFrom('chunks').selectAll().execute()).toEqual([]);
-    expect(t.app.searchIndex.vectors()!.size()).toBe(0);
+    expect(t.app.activeEmbedding.vectors()!.size()).toBe(0);
   });
 
   it('honours include and recursive, and a later scan drops what is no longer selected', async () => {
@@ -330,10 +330,10 @@ describe('connector scans', () => {
     expect(await documentsOf(disabled.id)).toHaveLength(0);
 
     const chunksOfFirst = (await t.app.db.selectFrom('chunks').innerJoin('documents', 'documents.id', 'chunks.document_id').select('chunks.rowid').where('documents.source_id', '=', first.id).execute()).length;
-    const vectors = t.app.searchIndex.vectors()!.size();
+    const vectors = t.app.activeEmbedding.vectors()!.size();
     expect((await api('DELETE', `/api/connectors/${first.id}`, admin)).statusCode).toBe(204);
     expect(await documentsOf(first.id)).toHaveLength(0);
-    expect(t.app.searchIndex.vectors()!.size()).toBe(vectors - chunksOfFirst);
+    expect(t.app.activeEmbedding.vectors()!.size()).toBe(vectors - chunksOfFirst);
     expect(existsSync(path.join(a, 'letter.txt'))).toBe(true);
     expect(await documentsOf(second.id)).toHaveLength(1);
 
@@ -368,8 +368,8 @@ describe('connector scans', () => {
     expect(textsOf(docs[0].id).length).toBeGreaterThan(1);
     expect(new Set(chunks.map((chunk) => chunk.id)).size).toBe(chunks.length);
     // One vector per chunk, under its own label.
-    expect(t.app.searchIndex.vectors()!.size()).toBe(chunks.length);
-    expect(t.app.searchIndex.vectors()!.labels().sort((a, b) => a - b)).toEqual(chunks.map((chunk) => chunk.rowid).sort((a, b) => a - b));
+    expect(t.app.activeEmbedding.vectors()!.size()).toBe(chunks.length);
+    expect(t.app.activeEmbedding.vectors()!.labels().sort((a, b) => a - b)).toEqual(chunks.map((chunk) => chunk.rowid).sort((a, b) => a - b));
 
     // Deleting copies one by one: a search still finds the text, citing a document that exists, under its own name.
     const remaining = new Map(docs.map((doc) => [doc.id, doc.filename]));
@@ -382,7 +382,7 @@ describe('connector scans', () => {
         for (const result of results) expect(remaining.get(result.document_id), mode).toBe(result.filename);
       }
       const left = await t.app.db.selectFrom('chunks').select('rowid').execute();
-      expect(t.app.searchIndex.vectors()!.size()).toBe(left.length);
+      expect(t.app.activeEmbedding.vectors()!.size()).toBe(left.length);
     }
   });
 

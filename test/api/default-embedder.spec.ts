@@ -1,5 +1,5 @@
 /**
- * Hearth's built-in default embedder (plugins/index/default-embedder): deterministic build, the
+ * Hearth's built-in default embedder (plugins/search-index/default-embedder): deterministic build, the
  * normal loadEmbedder path, semantic usefulness, and first start without a model.
  * The determinism check builds a reduced variant (dimension 32, an explicit option) twice; the
  * service test builds the real 256-dimension model (~45 s on 2 cores) and the quality checks use it.
@@ -12,7 +12,7 @@ import onnxProto from 'onnx-proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadEmbedder, type Embedder } from '../../native/embeddings/index.js';
 import { readManifest, sha256File } from '../../native/model-files/index.js';
-import { DEFAULT_EMBEDDER_ID, DEFAULT_EMBEDDER_SOURCE, installDefaultModel } from '../../plugins/index/default-embedder/index.js';
+import { DEFAULT_EMBEDDER_ID, DEFAULT_EMBEDDER_SOURCE, installDefaultModel } from '../../plugins/search-index/default-embedder/index.js';
 import { FUSION_CANDIDATES, runRetrievalHarness } from '../../bench/retrieval-harness.js';
 import { wordSimilarity } from '../../bench/word-similarity.js';
 import { startApp, type TestApp } from '../helpers.js';

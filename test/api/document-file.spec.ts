@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePdf } from '../fixtures/documents.js';
-import { applyLicence, LICENCE_ENV } from '../fixtures/licence.js';
+import { applyLicense, LICENSE_ENV } from '../fixtures/license.js';
 import { multipartBody } from '../fixtures/multipart.js';
 import { startApp, type TestApp } from '../helpers.js';
 
@@ -21,8 +21,8 @@ const upload = async (content: Buffer | string, filename: string) => {
 const file = (id: string, token?: string) => t.request({ method: 'GET', url: `/api/docs/${id}/file`, token });
 
 beforeAll(async () => {
-  t = await startApp(LICENCE_ENV);
-  await applyLicence(t, 'PRO');
+  t = await startApp(LICENSE_ENV);
+  await applyLicense(t, 'PRO');
   editor = (await t.userWithRole('editor')).access;
   viewer = (await t.userWithRole('viewer')).access;
   fixtures = mkdtempSync(path.join(os.tmpdir(), 'hearth-file-'));

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeCorruptPdf, makeCsv, makeDocx, makeMarkdown, makePdf, makePngNamedPdf, makeTxt, prose } from '../fixtures/documents.js';
-import { applyLicence, LICENCE_ENV } from '../fixtures/licence.js';
+import { applyLicense, LICENSE_ENV } from '../fixtures/license.js';
 import { multipartBody } from '../fixtures/multipart.js';
 import { installTinyEmbeddingModel } from '../fixtures/tiny-embedding-model.js';
 import { snapshot, startApp, type TestApp } from '../helpers.js';
@@ -20,7 +20,7 @@ beforeAll(() => {
 async function start(env: Record<string, string> = {}, withModel = true): Promise<void> {
   const modelDir = mkdtempSync(path.join(os.tmpdir(), 'hearth-docs-models-'));
   if (withModel) await installTinyEmbeddingModel(modelDir);
-  t = await startApp({ ...LICENCE_ENV, MODEL_DIR: modelDir, INDEX_UPSERT_BATCH_SIZE: '8', ...env });
+  t = await startApp({ ...LICENSE_ENV, MODEL_DIR: modelDir, INDEX_UPSERT_BATCH_SIZE: '8', ...env });
   editor = (await t.userWithRole('editor')).access;
   viewer = (await t.userWithRole('viewer')).access;
 }
@@ -109,10 +109,10 @@ describe('with the embedding model installed', () => {
   });
 
   it('PRO unlocks CSV; plan limits refuse oversize files and too many documents', async () => {
-    await applyLicence(t, 'PRO');
+    await applyLicense(t, 'PRO');
     expect((await ingest(await makeCsv(fixtures))).doc.status).toBe('indexed');
 
-    await applyLicence(t, 'ENTERPRISE', { documents: 2, file_size_bytes: 2000, storage_bytes: 10_000_000 });
+    await applyLicense(t, 'ENTERPRISE', { documents: 2, file_size_bytes: 2000, storage_bytes: 10_000_000 });
     const big = path.join(fixtures, 'big.txt');
     await import('node:fs/promises').then((fs) => fs.writeFile(big, prose(7, 200)));
     const before = await snapshot(t.app, 'documents');
@@ -124,8 +124,8 @@ describe('with the embedding model installed', () => {
     const third = await upload(await makeTxt(fixtures));
     expect(third.statusCode).toBe(403);
     expect(third.json().error.code).toBe('plan_limit_exceeded');
-    const licence = (await t.request({ method: 'GET', url: '/api/license', token: viewer })).json();
-    expect(licence.usage.documents).toBe(2);
+    const license = (await t.request({ method: 'GET', url: '/api/license', token: viewer })).json();
+    expect(license.usage.documents).toBe(2);
   });
 
   it('lists with filters, sort and pagination', async () => {
@@ -147,20 +147,20 @@ describe('with the embedding model installed', () => {
     const a = (await ingest(await makeTxt(fixtures))).doc;
     const b = (await ingest(await makeMarkdown(fixtures))).doc;
     const c = (await ingest(await makeDocx(fixtures))).doc;
-    const vectorsBefore = t.app.searchIndex.vectors()!.size();
+    const vectorsBefore = t.app.activeEmbedding.vectors()!.size();
     const storedA = path.join(t.dataDir, 'documents', `${a.id}.txt`);
     expect(existsSync(storedA)).toBe(true);
 
     expect((await t.request({ method: 'DELETE', url: `/api/docs/${a.id}`, token: viewer })).statusCode).toBe(403);
     expect((await t.request({ method: 'DELETE', url: `/api/docs/${a.id}`, token: editor })).statusCode).toBe(204);
     expect(existsSync(storedA)).toBe(false);
-    expect(t.app.searchIndex.vectors()!.size()).toBe(vectorsBefore - a.chunk_count);
+    expect(t.app.activeEmbedding.vectors()!.size()).toBe(vectorsBefore - a.chunk_count);
     expect((await t.request({ method: 'DELETE', url: `/api/docs/${a.id}`, token: editor })).statusCode).toBe(404);
 
     const bulk = await t.request({ method: 'DELETE', url: '/api/docs/bulk', token: editor, payload: { ids: [b.id, c.id, 'missing'] } });
     expect(bulk.statusCode).toBe(200);
     expect(bulk.json()).toEqual({ deleted: expect.arrayContaining([b.id, c.id]), not_found: ['missing'] });
-    expect(t.app.searchIndex.vectors()!.size()).toBe(0);
+    expect(t.app.activeEmbedding.vectors()!.size()).toBe(0);
     expect(await t.app.db.selectFrom('chunks').selectAll().execute()).toEqual([]);
     expect((await t.request({ method: 'DELETE', url: '/api/docs/bulk', token: editor, payload: { ids: [] } })).statusCode).toBe(400);
   });

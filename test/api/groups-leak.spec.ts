@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startApp } from '../helpers.js';
 import { makeCorruptPdf } from '../fixtures/documents.js';
-import { LICENCE_ENV, applyLicence } from '../fixtures/licence.js';
+import { LICENSE_ENV, applyLicense } from '../fixtures/license.js';
 import { multipartBody } from '../fixtures/multipart.js';
 import { installTinyEmbeddingModel } from '../fixtures/tiny-embedding-model.js';
 
@@ -83,8 +83,8 @@ function expectNoCanary(bodies: string[], canary: string, documentId?: string): 
 beforeAll(async () => {
   modelDir = mkdtempSync(path.join(os.tmpdir(), 'hearth-leak-models-'));
   await installTinyEmbeddingModel(modelDir);
-  t = await startApp({ MODEL_DIR: modelDir, ...LICENCE_ENV });
-  await applyLicence(t, 'ENTERPRISE');
+  t = await startApp({ MODEL_DIR: modelDir, ...LICENSE_ENV });
+  await applyLicense(t, 'ENTERPRISE');
   admin = (await t.login()).access;
   for (const name of ['alpha', 'beta'] as const) {
     const res = await t.request({ method: 'POST', url: '/api/groups', token: admin, payload: { name } });

@@ -1,13 +1,13 @@
 /** Groups API per role and tier, with bad input; document access and the FREE view of users' groups. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type TestApp, snapshot, startApp } from '../helpers.js';
-import { LICENCE_ENV, applyLicence } from '../fixtures/licence.js';
+import { LICENSE_ENV, applyLicense } from '../fixtures/license.js';
 import { multipartBody } from '../fixtures/multipart.js';
 
 let t: TestApp;
 let admin: string;
 beforeEach(async () => {
-  t = await startApp(LICENCE_ENV);
+  t = await startApp(LICENSE_ENV);
   admin = (await t.login()).access;
 });
 afterEach(async () => t.close());
@@ -17,7 +17,7 @@ const create = (name: unknown, token = admin) => t.request({ method: 'POST', url
 describe('groups below ENTERPRISE', () => {
   it('are 403 tier_required on FREE and PRO, for every role', async () => {
     for (const tier of ['FREE', 'PRO'] as const) {
-      if (tier === 'PRO') await applyLicence(t, 'PRO');
+      if (tier === 'PRO') await applyLicense(t, 'PRO');
       for (const token of [admin, (await t.userWithRole('editor')).access]) {
         for (const [method, url] of [['GET', '/api/groups'], ['POST', '/api/groups'], ['PUT', '/api/documents/x/access'], ['GET', '/api/connectors/x/access']] as const) {
           const res = await t.request({ method, url, token, ...(method !== 'GET' ? { payload: { name: 'x', groups: ['everyone'] } } : {}) });
@@ -35,14 +35,14 @@ describe('groups below ENTERPRISE', () => {
     expect(list.json().users.find((u: { id: string }) => u.id === user.id).groups).toEqual(['everyone']);
     const me = await t.request({ method: 'GET', url: '/api/auth/me', token: user.access });
     expect(me.json().groups).toEqual(['everyone']);
-    await applyLicence(t, 'ENTERPRISE');
+    await applyLicense(t, 'ENTERPRISE');
     const shown = await t.request({ method: 'GET', url: `/api/auth/users/${user.id}`, token: admin });
     expect(shown.json().groups).toEqual(['everyone', 'engineering']);
   });
 });
 
 describe('groups on ENTERPRISE', () => {
-  beforeEach(async () => applyLicence(t, 'ENTERPRISE'));
+  beforeEach(async () => applyLicense(t, 'ENTERPRISE'));
 
   it('lists everyone first, built in, holding every user', async () => {
     await t.userWithRole('viewer');

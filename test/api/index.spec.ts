@@ -57,8 +57,8 @@ describe('the vector index', () => {
     await installTinyEmbeddingModel(modelDir, { id: 'model-b', seed: 2 }); // becomes ACTIVE
     t = await startApp({ MODEL_DIR: modelDir }, t.dataDir, true);
     // Right after the restart the rebuild runs in the background: model A still answers.
-    expect(t.app.searchIndex.embedder()!.modelId).toMatch(/^model-a@/);
-    expect(t.app.searchIndex.vectors()!.size()).toBe(first.chunks);
+    expect(t.app.activeEmbedding.embedder()!.modelId).toMatch(/^model-a@/);
+    expect(t.app.activeEmbedding.vectors()!.size()).toBe(first.chunks);
     await t.app.jobs.idle();
     const second = await stats(t);
     expect(second.model_id).toMatch(/^model-b@/);

@@ -8,7 +8,7 @@ import { addressRefusal, checkUrl, type Resolver, systemNetwork, UrlNotAllowed, 
 import { FetchError, type FetchOptions, guardedFetch } from '../../plugins/integrations/fetcher.js';
 import { filenameOf, linksOf, parseSitemap } from '../../plugins/integrations/page-parsing.js';
 import { makePdf, prose } from '../fixtures/documents.js';
-import { applyLicence, LICENCE_ENV } from '../fixtures/licence.js';
+import { applyLicense, LICENSE_ENV } from '../fixtures/license.js';
 import { installTinyEmbeddingModel } from '../fixtures/tiny-embedding-model.js';
 import { type LoopbackNetwork, loopbackNetwork } from '../fixtures/loopback-network.js';
 import { startSite, type TestSite } from '../fixtures/web-site.js';
@@ -68,8 +68,8 @@ async function buildSite(): Promise<void> {
 async function start(tier: 'PRO' | 'FREE' = 'PRO', network?: LoopbackNetwork): Promise<void> {
   const modelDir = mkdtempSync(path.join(os.tmpdir(), 'hearth-web-models-'));
   await installTinyEmbeddingModel(modelDir);
-  t = await startApp({ ...LICENCE_ENV, MODEL_DIR: modelDir }, undefined, undefined, [], network);
-  if (tier === 'PRO') await applyLicence(t, 'PRO');
+  t = await startApp({ ...LICENSE_ENV, MODEL_DIR: modelDir }, undefined, undefined, [], network);
+  if (tier === 'PRO') await applyLicense(t, 'PRO');
   admin = (await t.login()).access;
   editor = (await t.userWithRole('editor')).access;
   viewer = (await t.userWithRole('viewer')).access;
@@ -443,14 +443,14 @@ describe('the website crawler', () => {
     await sync(id);
     const docs = await documents(id);
     expect(docs.length).toBe(5);
-    const vectors = t.app.searchIndex.vectors()!.size();
+    const vectors = t.app.activeEmbedding.vectors()!.size();
     expect(vectors).toBeGreaterThan(0);
 
     const res = await t.request({ method: 'DELETE', url: `/api/integrations/${id}`, token: admin });
     expect(res.statusCode).toBe(204);
     expect(await documents(id)).toEqual([]);
     expect(await t.app.db.selectFrom('chunks').selectAll().where('document_id', 'in', docs.map((doc) => doc.id)).execute()).toEqual([]);
-    expect(t.app.searchIndex.vectors()!.size()).toBe(0);
+    expect(t.app.activeEmbedding.vectors()!.size()).toBe(0);
     expect(await t.app.db.selectFrom('integration_pages').selectAll().execute()).toEqual([]);
     expect(await search('alphaword')).toEqual([]);
     expect((await t.request({ method: 'GET', url: `/api/integrations/${id}`, token: viewer })).statusCode).toBe(404);

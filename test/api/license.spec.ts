@@ -6,15 +6,15 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PLAN_LIMITS } from '../../core/tiers.js';
-import { generateLicenceKeyPair, issueLicence, type LicencePayload } from '../../plugins/license/licence-key.js';
+import { generateLicenseKeyPair, issueLicense, type LicensePayload } from '../../plugins/license/license-key.js';
 import { snapshot, startApp, type TestApp } from '../helpers.js';
 
 const DAY = 24 * 60 * 60 * 1000;
-const signer = generateLicenceKeyPair();
-const stranger = generateLicenceKeyPair();
+const signer = generateLicenseKeyPair();
+const stranger = generateLicenseKeyPair();
 const ENTERPRISE_LIMITS = { documents: 123_456, file_size_bytes: 3_000_000_000, storage_bytes: 50_000_000_000_000 };
 
-const payload = (overrides: Partial<LicencePayload> = {}): LicencePayload => ({
+const payload = (overrides: Partial<LicensePayload> = {}): LicensePayload => ({
   id: randomUUID(),
   licensee: 'Acme Ltd',
   tier: 'PRO',
@@ -22,8 +22,8 @@ const payload = (overrides: Partial<LicencePayload> = {}): LicencePayload => ({
   expires_at: new Date(Date.now() + 365 * DAY).toISOString(),
   ...overrides,
 });
-const key = (overrides: Partial<LicencePayload> = {}, privateKeyPem = signer.privateKeyPem) => issueLicence(privateKeyPem, payload(overrides));
-/** Signs anything, bypassing issueLicence's own checks, to prove the service checks too. */
+const key = (overrides: Partial<LicensePayload> = {}, privateKeyPem = signer.privateKeyPem) => issueLicense(privateKeyPem, payload(overrides));
+/** Signs anything, bypassing issueLicense's own checks, to prove the service checks too. */
 const signRaw = (body: object) => {
   const bytes = Buffer.from(JSON.stringify(body));
   return `HEARTH-LICENSE-1.${bytes.toString('base64url')}.${sign(null, bytes, createPrivateKey(signer.privateKeyPem)).toString('base64url')}`;
@@ -74,7 +74,7 @@ describe('GET /api/license', () => {
 describe('POST /api/license', () => {
   it('applies a PRO licence at once, with the PRO plan limits whatever the payload says', async () => {
     const pro = payload({ limits: ENTERPRISE_LIMITS });
-    const res = await apply(issueLicence(signer.privateKeyPem, pro));
+    const res = await apply(issueLicense(signer.privateKeyPem, pro));
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ tier: 'PRO', licensee: 'Acme Ltd', licence_id: pro.id, expires_at: pro.expires_at, expired: false, limits: PLAN_LIMITS.PRO });
     expect((await getLicense()).json().tier).toBe('PRO');
@@ -199,11 +199,11 @@ describe('public keys and persistence', () => {
 describe('expiry', () => {
   it('falls back to FREE once the licence expires, and says so', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
-    const licence = payload({ tier: 'ENTERPRISE', limits: ENTERPRISE_LIMITS, expires_at: new Date(Date.now() + 30 * DAY).toISOString() });
-    await apply(issueLicence(signer.privateKeyPem, licence));
+    const license = payload({ tier: 'ENTERPRISE', limits: ENTERPRISE_LIMITS, expires_at: new Date(Date.now() + 30 * DAY).toISOString() });
+    await apply(issueLicense(signer.privateKeyPem, license));
     vi.setSystemTime(Date.now() + 31 * DAY);
     admin = (await t.login()).access; // the earlier token expired too
-    const expected = { tier: 'FREE', licensee: 'Acme Ltd', licence_id: licence.id, expires_at: licence.expires_at, expired: true, limits: PLAN_LIMITS.FREE };
+    const expected = { tier: 'FREE', licensee: 'Acme Ltd', licence_id: license.id, expires_at: license.expires_at, expired: true, limits: PLAN_LIMITS.FREE };
     expect((await getLicense()).json()).toMatchObject(expected);
     t = await t.restart();
     admin = (await t.login()).access;

@@ -2,11 +2,11 @@ import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { generate } from 'otplib';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { generateLicenceKeyPair, issueLicence } from '../../plugins/license/licence-key.js';
+import { generateLicenseKeyPair, issueLicense } from '../../plugins/license/license-key.js';
 import { snapshot, startApp, type TestApp } from '../helpers.js';
 
 const DAY = 24 * 60 * 60 * 1000;
-const signer = generateLicenceKeyPair();
+const signer = generateLicenseKeyPair();
 const env = { LICENSE_PUBLIC_KEYS: signer.publicKeyBase64 };
 /** One second into a 30 s step, so "now" and its neighbours are unambiguous. */
 const T0 = Date.UTC(2031, 0, 1, 0, 0, 1);
@@ -14,13 +14,13 @@ const T0 = Date.UTC(2031, 0, 1, 0, 0, 1);
 let t: TestApp;
 let admin: string;
 
-const licence = (tier: 'PRO' | 'ENTERPRISE') =>
-  issueLicence(signer.privateKeyPem, {
+const license = (tier: 'PRO' | 'ENTERPRISE') =>
+  issueLicense(signer.privateKeyPem, {
     id: randomUUID(), licensee: 'Acme', tier, issued_at: new Date(Date.now() - DAY).toISOString(), expires_at: new Date(Date.now() + 365 * DAY).toISOString(),
     ...(tier === 'ENTERPRISE' ? { limits: { documents: 10, file_size_bytes: 10, storage_bytes: 10 } } : {}),
   });
-const applyLicence = async (tier: 'PRO' | 'ENTERPRISE') => {
-  const res = await t.request({ method: 'POST', url: '/api/license', token: admin, payload: { license_key: licence(tier) } });
+const applyLicense = async (tier: 'PRO' | 'ENTERPRISE') => {
+  const res = await t.request({ method: 'POST', url: '/api/license', token: admin, payload: { license_key: license(tier) } });
   expect(res.statusCode).toBe(200);
 };
 const advance = (seconds: number) => vi.setSystemTime(Date.now() + seconds * 1000);
@@ -61,7 +61,7 @@ beforeEach(async () => {
   vi.setSystemTime(T0);
   t = await startApp(env);
   admin = (await t.login()).access;
-  await applyLicence('ENTERPRISE');
+  await applyLicense('ENTERPRISE');
 });
 afterEach(async () => {
   vi.useRealTimers();
@@ -290,7 +290,7 @@ describe('ENTERPRISE gate', () => {
     admin = (await t.login()).access;
     const user = await t.userWithRole('viewer');
     for (const tier of ['FREE', 'PRO'] as const) {
-      if (tier === 'PRO') await applyLicence('PRO');
+      if (tier === 'PRO') await applyLicense('PRO');
       for (const res of [await enroll(user.access), await confirm(user.access, '123456')]) {
         expect(res.statusCode).toBe(403);
         expect(res.json().error).toMatchObject({ code: 'tier_required', message: expect.stringContaining('ENTERPRISE') });
@@ -302,7 +302,7 @@ describe('ENTERPRISE gate', () => {
   it('a licence that drops below ENTERPRISE still asks enrolled users for the second factor; they can still get out', async () => {
     const user = await enrolledUser();
     const other = await enrolledUser();
-    await applyLicence('PRO');
+    await applyLicense('PRO');
     expect((await enroll(user.access)).statusCode).toBe(403);
     expect((await passwordLogin(user.username, user.password)).json()).toEqual({ status: 'mfa_required', mfa_token: expect.any(String) });
     expect((await mfaLogin(await challenge(user), await code(user.secret))).statusCode).toBe(200);

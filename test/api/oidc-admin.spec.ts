@@ -185,7 +185,7 @@ describe('access: ENTERPRISE and admin', () => {
     const { authorizationUrl, state } = await startLogin();
     const back = await idp.authorize(authorizationUrl.href, 'sub-alice');
     vi.useFakeTimers({ toFake: ['Date'] });
-    vi.setSystemTime(Date.now() + 366 * DAY); // the licence lapses: FREE
+    vi.setSystemTime(Date.now() + 366 * DAY); // the license lapses: FREE
     const token = (await t.login()).access; // the earlier one expired too
     const before = await snapshot(t.app, 'oidc_providers');
     for (const [method, url] of [['GET', '/api/admin/oidc/providers'], ['GET', `/api/admin/oidc/providers/${id}`], ['DELETE', `/api/admin/oidc/providers/${id}`], ['POST', `/api/admin/oidc/providers/${id}/test`]] as const) {

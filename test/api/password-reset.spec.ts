@@ -160,11 +160,7 @@ describe('password reset over SMTP', () => {
 
   it('answers an unknown address and an OIDC-only account exactly like a match, and mails neither', async () => {
     await t.userWithRole('viewer', 'fay');
-    const now = Date.now();
-    await t.app.users.repository.insert({
-      id: 'oidc-user-1', username: 'gil', email: 'gil@example.test', role: 'viewer', hashed_password: null,
-      groups: '["everyone"]', auth_source: 'oidc', tokens_valid_after: 0, created_at: now, updated_at: now,
-    });
+    const oidcUser = await t.app.users.createExternal({ usernameBase: 'gil', email: 'gil@example.test', role: 'viewer', groups: ['everyone'] });
     const answers = [await forgot('fay@example.test'), await forgot('nobody@example.test'), await forgot('gil@example.test')];
     await t.app.passwordReset.idle();
     for (const res of answers) {
@@ -173,7 +169,7 @@ describe('password reset over SMTP', () => {
     }
     expect(new Set(answers.map((res) => res.body)).size).toBe(1);
     expect(sink.mails.map((mail) => mail.to)).toEqual([['fay@example.test']]);
-    expect((await resetRows()).map((row) => row.user_id)).not.toContain('oidc-user-1');
+    expect((await resetRows()).map((row) => row.user_id)).not.toContain(oidcUser);
   });
 
   it('answers before the mail is handed over, so a match is not slower', async () => {

@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { generate } from 'otplib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { applyLicence, LICENCE_ENV } from '../fixtures/licence.js';
+import { applyLicense, LICENSE_ENV } from '../fixtures/license.js';
 import { ADMIN, startApp, type TestApp } from '../helpers.js';
 import { callback, cookieOf, createProvider, HANDOFF_COOKIE, idp, startLogin, t as oidcApp, useOidcApp } from '../oidc-fixture.js';
 
@@ -15,7 +15,7 @@ const ASK = { 'x-hearth-refresh': 'cookie' };
 
 let t: TestApp;
 beforeEach(async () => {
-  t = await startApp(LICENCE_ENV);
+  t = await startApp(LICENSE_ENV);
 });
 afterEach(() => t.close());
 
@@ -101,7 +101,7 @@ describe('login and refresh for a browser (X-Hearth-Refresh: cookie)', () => {
   });
 
   it('sets the second factor step’s refresh token as the cookie', async () => {
-    await applyLicence(t, 'ENTERPRISE');
+    await applyLicense(t, 'ENTERPRISE');
     const user = await t.userWithRole('viewer', 'dave');
     const { secret } = (await t.request({ method: 'POST', url: '/api/auth/totp/enroll', token: user.access })).json();
     const confirmed = await t.request({ method: 'POST', url: '/api/auth/totp/enroll/confirm', token: user.access, payload: { totp_code: await generate({ secret }) } });

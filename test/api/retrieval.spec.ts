@@ -9,7 +9,7 @@ import { FUSION_CANDIDATES, runRetrievalHarness } from '../../bench/retrieval-ha
 import { openDatabase } from '../../core/db/database.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery } from '../../plugins/retrieval/keyword-query.js';
 import { DEFAULT_FUSION } from '../../plugins/retrieval/fusion.js';
-import { RetrievalRepository } from '../../plugins/retrieval/repository.js';
+import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.js';
 import { buildRetrievalCorpus, questionOverlap } from '../fixtures/retrieval-corpus.js';
 import { embedChunks, insertDocuments, type SeededChunk } from '../fixtures/search-data.js';
 import { installTinyEmbeddingModel } from '../fixtures/tiny-embedding-model.js';
@@ -178,10 +178,10 @@ describe('POST /api/search', () => {
       embedder = (await loadEmbedder({ modelDir, device: 'cpu' }))!;
       const vectors = await openVectorIndex({ file: path.join(t.dataDir, 'vectors.hnsw'), dimension: embedder.dimension, modelId: embedder.modelId });
       await embedChunks(t.app.db, embedder, vectors, chunks);
-      t.app.searchIndex.swap({ embedder, vectors });
+      t.app.activeEmbedding.swap({ embedder, vectors });
     });
     afterAll(async () => {
-      t.app.searchIndex.swap(null);
+      t.app.activeEmbedding.swap(null);
       await embedder.close();
       await rm(modelDir, { recursive: true, force: true });
     });
@@ -339,14 +339,14 @@ describe('keyword index maintenance', () => {
       const dataRows = async () => Number((await sql<{ n: number }>`select count(*) as n from chunks_fts_data`.execute(t.app.db)).rows[0].n);
       const rowsBefore = await dataRows();
 
-      expect(await t.app.keywordIndex.compact()).toBeGreaterThan(0);
+      expect(await t.app.keywordIndexMerger.compact()).toBeGreaterThan(0);
       expect(await dataRows()).toBeLessThan(rowsBefore);
       await sql`insert into chunks_fts(chunks_fts) values ('integrity-check')`.execute(t.app.db);
       expect(await Promise.all(queries.map(search))).toEqual(before);
-      expect(await t.app.keywordIndex.compact()).toBe(0);
+      expect(await t.app.keywordIndexMerger.compact()).toBe(0);
 
       await insertDocuments(t.app.db, [{ filename: 'late.txt', chunks: [{ text: 'A late copper lantern entry.' }] }]);
-      await t.app.keywordIndex.compact();
+      await t.app.keywordIndexMerger.compact();
       expect((await search('late copper')).some((result: { filename: string }) => result.filename === 'late.txt')).toBe(true);
     } finally {
       await t.close();

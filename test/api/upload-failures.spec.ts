@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD } from '../../core/config.js';
 import { prose } from '../fixtures/documents.js';
-import { LICENCE_ENV, licenceKey } from '../fixtures/licence.js';
+import { LICENSE_ENV, licenseKey } from '../fixtures/license.js';
 import { multipartBody } from '../fixtures/multipart.js';
 import { cleanupServices, ensureBuilt, exitWithin, listening, type Service, startService, tempDir, waitFor } from '../fixtures/service-process.js';
 import { installTinyEmbeddingModel } from '../fixtures/tiny-embedding-model.js';
@@ -182,13 +182,13 @@ describe('a full disk', () => {
 describe('plan limits while the bytes arrive', () => {
   const limits = { documents: 100, file_size_bytes: 200_000, storage_bytes: 300_000 };
 
-  /** The service on an ENTERPRISE licence with small limits, and uploads over one kept-alive connection. */
+  /** The service on an ENTERPRISE license with small limits, and uploads over one kept-alive connection. */
   async function limited() {
     const dataDir = tempDir();
-    const { service, url, token } = await boot({ DATA_DIR: dataDir, ...LICENCE_ENV });
+    const { service, url, token } = await boot({ DATA_DIR: dataDir, ...LICENSE_ENV });
     const auth = { authorization: `Bearer ${token}` };
-    const licence = await fetch(`${url}/api/license`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ license_key: licenceKey('ENTERPRISE', limits) }) });
-    expect(licence.status, await licence.clone().text()).toBe(200);
+    const license = await fetch(`${url}/api/license`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ license_key: licenseKey('ENTERPRISE', limits) }) });
+    expect(license.status, await license.clone().text()).toBe(200);
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     return {
       service,

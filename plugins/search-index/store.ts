@@ -3,14 +3,14 @@ import type { Db } from '../../core/db/database.js';
 import type { Embedder } from '../../native/embeddings/embedder.js';
 import type { VectorIndex } from '../../native/vector-index/vector-index.js';
 import type { ChunksRepository, NewChunk } from './chunks-repository.js';
-import type { SearchIndex } from './search-index.js';
+import type { ActiveEmbedding } from './active-embedding.js';
 
 /**
  * A vector-index save writes the whole file (and fsyncs it): saving after every document made
  * ingesting many small files quadratic (1,000 notes: two thirds of the time). Saves are spaced out
  * instead, at most one per interval and never more than a tenth of the time, the last one shortly
  * after indexing stops. A crash in between loses only vectors: SQLite keeps the chunks, and the next
- * start re-embeds those whose vector is missing (IndexService.open, then embedPending).
+ * start re-embeds those whose vector is missing (IndexAdmin.open, then embedPending).
  */
 const VECTOR_SAVE_INTERVAL_MS = 5_000;
 const VECTOR_SAVE_MAX_SHARE = 0.1;
@@ -27,18 +27,18 @@ export class IndexStore {
 
   constructor(
     private readonly chunks: ChunksRepository,
-    private readonly searchIndex: SearchIndex,
+    private readonly activeEmbedding: ActiveEmbedding,
     private readonly log: FastifyBaseLogger,
   ) {}
 
   /** The embedder in force; null without a model (chunks are then written for keyword search alone). */
   embedder(): Embedder | null {
-    return this.searchIndex.embedder();
+    return this.activeEmbedding.embedder();
   }
 
   /** The vector index in force: a document's vectors all go to the one in force when its writing started. */
   vectors(): VectorIndex | null {
-    return this.searchIndex.vectors();
+    return this.activeEmbedding.vectors();
   }
 
   /** The ids of a document's chunks in order, with the model that embedded each (null: not embedded). */
@@ -100,7 +100,7 @@ export class IndexStore {
   async flush(): Promise<void> {
     if (this.saveTimer) clearTimeout(this.saveTimer);
     this.saveTimer = null;
-    const vectors = this.searchIndex.vectors();
+    const vectors = this.activeEmbedding.vectors();
     if (!this.dirty || !vectors) return;
     this.dirty = false;
     const started = performance.now();
@@ -110,13 +110,13 @@ export class IndexStore {
 
   /** Writes an index now: one being built or repaired before it is put in force, or the one in force after a background pass. */
   async save(vectors: VectorIndex): Promise<void> {
-    if (vectors !== this.searchIndex.vectors()) return vectors.save();
+    if (vectors !== this.activeEmbedding.vectors()) return vectors.save();
     this.dirty = true;
     await this.flush();
   }
 
   private removeVectors(rowids: number[]): boolean {
-    const vectors = this.searchIndex.vectors();
+    const vectors = this.activeEmbedding.vectors();
     if (!vectors || rowids.length === 0) return false;
     vectors.remove(rowids);
     this.dirty = true;

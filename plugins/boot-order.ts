@@ -11,7 +11,7 @@ import license from './license/index.js';
 import branding from './branding/index.js';
 import hardware from './hardware/index.js';
 import jobs from './jobs/index.js';
-import searchIndex from './index/index.js';
+import searchIndex from './search-index/index.js';
 import llm from './llm/index.js';
 import documents, { documentsApi } from './documents/index.js';
 import ingestion from './ingestion/index.js';

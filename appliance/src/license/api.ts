@@ -1,13 +1,13 @@
 import { api } from '../api/client';
-import type { Licence } from '../api/types';
+import type { License } from '../api/types';
 
 /** GET /api/license: the tier in force, its limits and what is used of them. */
-export interface LicenceView extends Licence {
+export interface LicenseView extends License {
   licence_id: string | null;
   limits: { documents: number; file_size_bytes: number; storage_bytes: number };
   usage: { documents: number; storage_bytes: number };
 }
 
-export const licence = () => api<LicenceView>('/api/license');
+export const license = () => api<LicenseView>('/api/license');
 /** Whitespace in a pasted key is ignored by the service. */
-export const applyLicence = (key: string) => api<LicenceView>('/api/license', { method: 'POST', body: { license_key: key.trim() } });
+export const applyLicense = (key: string) => api<LicenseView>('/api/license', { method: 'POST', body: { license_key: key.trim() } });

@@ -15,7 +15,7 @@ export interface ChunkHit {
   text: string;
 }
 
-export interface RankedRowid {
+interface RankedRowid {
   rowid: number;
   /** -bm25: higher is better. */
   score: number;

@@ -8,7 +8,7 @@ import type { JobContext, JobRunner } from '../../core/jobs/runner.js';
 import type { Embedder } from '../../native/embeddings/index.js';
 import { openVectorIndex, type VectorIndex } from '../../native/vector-index/index.js';
 import type { ChunksRepository } from './chunks-repository.js';
-import type { SearchIndex } from './search-index.js';
+import type { ActiveEmbedding } from './active-embedding.js';
 import type { IndexStore } from './store.js';
 
 const EMBED_PAGE = 256;
@@ -40,16 +40,15 @@ const safeName = (modelId: string) => modelId.replace(/[^A-Za-z0-9._-]+/g, '_');
  * embeds what is missing in the background, and rebuilds it into a new file that replaces the
  * old one atomically, search answering from the old one meanwhile.
  */
-export class IndexService {
+export class IndexAdmin {
   private readonly dir: string;
   private pointer: CurrentPointer | null = null;
   /** Saves failing one after another (a full disk) are one warning, not one per save. */
   private readonly saveProblem: OngoingProblem;
 
   constructor(
-    private readonly searchIndex: SearchIndex,
-    /** The index's writes: other plugins add and remove chunks and vectors through it. */
-    readonly store: IndexStore,
+    private readonly activeEmbedding: ActiveEmbedding,
+    private readonly store: IndexStore,
     private readonly chunks: ChunksRepository,
     private readonly jobs: JobRunner,
     private readonly databaseFile: string,
@@ -101,7 +100,7 @@ export class IndexService {
     const vectors = await this.openIndex(path.join(this.dir, base), embedder);
     if (vectors.discarded) this.log.warn({ reason: vectors.discarded }, 'saved vector index not used: its chunks are embedded again in the background');
     await this.reconcile(vectors, embedder.modelId);
-    this.searchIndex.swap({ embedder, vectors });
+    this.activeEmbedding.swap({ embedder, vectors });
   }
 
   /** After boot: the pending model switch's rebuild, or the embedding of chunks that have no vector yet. */
@@ -132,10 +131,10 @@ export class IndexService {
 
   /** Embeds, in the background, every chunk that has no vector of the model in force. */
   async embedPending(): Promise<Job | undefined> {
-    const embedder = this.searchIndex.embedder();
+    const embedder = this.activeEmbedding.embedder();
     if (!embedder || (await this.chunks.pendingFor(embedder.modelId, 0, 1)).length === 0) return undefined;
     return this.jobs.enqueue('index.embed', async (context) => {
-      const vectors = this.searchIndex.vectors();
+      const vectors = this.activeEmbedding.vectors();
       if (vectors) await this.embedInto(vectors, embedder, context);
     });
   }
@@ -143,7 +142,7 @@ export class IndexService {
   /** Rebuilds every vector from SQLite into a new file; the old index answers until the new one is complete. */
   rebuild(target?: Embedder): Promise<Job> {
     return this.jobs.enqueue('index.rebuild', async (context) => {
-      const embedder = target ?? this.searchIndex.embedder();
+      const embedder = target ?? this.activeEmbedding.embedder();
       if (!embedder) return;
       const base = `${safeName(embedder.modelId)}-${clock.now()}.hnsw`;
       const fresh = await this.openIndex(path.join(this.dir, base), embedder);
@@ -154,7 +153,7 @@ export class IndexService {
       const previous = this.pointer;
       this.pointer = { model_id: embedder.modelId, base, rebuilt_at: clock.iso() };
       await this.writePointer(this.pointer);
-      const replaced = this.searchIndex.swap({ embedder, vectors: fresh });
+      const replaced = this.activeEmbedding.swap({ embedder, vectors: fresh });
       if (replaced && replaced.embedder !== embedder) await replaced.embedder.close();
       if (previous && previous.base !== base) await this.removeFiles(previous.base);
       // Chunks ingested while the rebuild ran were embedded by the previous model: catch them up.
@@ -188,8 +187,8 @@ export class IndexService {
   }
 
   async stats(): Promise<IndexStats> {
-    const embedder = this.searchIndex.embedder();
-    const vectors = this.searchIndex.vectors();
+    const embedder = this.activeEmbedding.embedder();
+    const vectors = this.activeEmbedding.vectors();
     const [chunks, pending] = await Promise.all([this.chunks.count(), embedder ? this.chunks.countPending(embedder.modelId) : this.chunks.count()]);
     return {
       chunks,

@@ -2,8 +2,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import { embedderModelId, loadEmbedder, type EmbedDevice, type Embedder } from '../../native/embeddings/index.js';
 import { resolveActiveModel, setActiveModel } from '../../native/model-files/index.js';
 import { DEFAULT_EMBEDDER_ID, installDefaultModelInBackground, type BackgroundBuild } from './default-embedder/index.js';
-import type { SearchIndex } from './search-index.js';
-import type { IndexService } from './service.js';
+import type { ActiveEmbedding } from './active-embedding.js';
+import type { IndexAdmin } from './service.js';
 
 /**
  * Hearth's own offline embedder (HEARTH_DEFAULT_EMBEDDER=build): with no model installed it is built
@@ -38,7 +38,7 @@ const isDefault = (modelId: string | undefined) => !!modelId?.startsWith(`${DEFA
  * Which embedding model is in force, and how it comes to be: loaded at boot (the previous model kept
  * answering while a changed one is rebuilt), the default embedder built when none is installed, and
  * MODEL_DIR watched so that a model installed while the service runs is put in force without a restart.
- * The vectors themselves are the IndexService's: this class decides only which model they follow.
+ * The vectors themselves are the IndexAdmin's: this class decides only which model they follow.
  */
 export class EmbedderLifecycle {
   /** Why the active model could not be loaded at boot (null: it could, or none is installed). */
@@ -56,8 +56,8 @@ export class EmbedderLifecycle {
   private closing = false;
 
   constructor(
-    private readonly searchIndex: SearchIndex,
-    private readonly index: IndexService,
+    private readonly activeEmbedding: ActiveEmbedding,
+    private readonly admin: IndexAdmin,
     private readonly options: EmbedderLifecycleOptions,
   ) {
     this.phase = options.defaultEmbedder === 'off' ? { state: 'off', detail: '' } : null;
@@ -65,7 +65,7 @@ export class EmbedderLifecycle {
 
   /** The default embedder's state, read live. */
   defaultEmbedder(): DefaultEmbedderStatus {
-    const modelId = this.searchIndex.embedder()?.modelId;
+    const modelId = this.activeEmbedding.embedder()?.modelId;
     if (this.phase) return { ...this.phase };
     return isDefault(modelId) ? { state: 'installed', detail: `${modelId}: Hearth's built-in embedder` } : { state: 'not_needed', detail: '' };
   }
@@ -79,8 +79,8 @@ export class EmbedderLifecycle {
     try {
       const embedder = await this.loadModel();
       if (embedder) {
-        await this.index.open(embedder, (modelId) => this.previous(modelId));
-        if (this.searchIndex.embedder()?.modelId !== embedder.modelId) this.towards = embedder.modelId;
+        await this.admin.open(embedder, (modelId) => this.previous(modelId));
+        if (this.activeEmbedding.embedder()?.modelId !== embedder.modelId) this.towards = embedder.modelId;
       } else if (this.options.defaultEmbedder === 'build') {
         this.buildPending = true;
         this.phase = { state: 'building', detail: 'queued: starts once the service is ready' };
@@ -94,7 +94,7 @@ export class EmbedderLifecycle {
 
   /** Once the service is ready: the background catch-up, the default embedder's build, and the watch of MODEL_DIR. */
   async start(): Promise<void> {
-    await this.index.catchUp();
+    await this.admin.catchUp();
     if (this.buildPending) this.startDefaultBuild();
     if (this.options.modelWatchSeconds > 0) {
       let lastError = '';
@@ -133,7 +133,7 @@ export class EmbedderLifecycle {
   }
 
   embedderHealth(): ComponentHealth {
-    const embedder = this.searchIndex.embedder();
+    const embedder = this.activeEmbedding.embedder();
     const status = this.defaultEmbedder();
     if (embedder) return { status: 'ok', detail: `${embedder.modelId} (${embedder.dimension} dimensions, ${embedder.device})${isDefault(embedder.modelId) ? ', Hearth\'s built-in default embedder' : ''}` };
     if (status.state === 'building') return { status: 'not_installed', detail: `building Hearth's default embedder in the background (${status.detail}): search runs on keywords meanwhile` };
@@ -142,7 +142,7 @@ export class EmbedderLifecycle {
   }
 
   vectorIndexHealth(): ComponentHealth {
-    const vectors = this.searchIndex.vectors();
+    const vectors = this.activeEmbedding.vectors();
     return vectors ? { status: 'ok', detail: `${vectors.size()} vectors` } : { status: 'not_installed', detail: 'no vector index: search runs on keywords only' };
   }
 
@@ -164,7 +164,7 @@ export class EmbedderLifecycle {
     const { log } = this.options;
     const active = await resolveActiveModel(this.options.modelDir, 'embedding');
     const wanted = active && embedderModelId(active.manifest);
-    if (!wanted || wanted === (this.towards ?? this.searchIndex.embedder()?.modelId) || wanted === this.refused) return;
+    if (!wanted || wanted === (this.towards ?? this.activeEmbedding.embedder()?.modelId) || wanted === this.refused) return;
     let embedder: Embedder | null;
     try {
       embedder = await this.loadModel(active.id);
@@ -175,15 +175,15 @@ export class EmbedderLifecycle {
     if (!embedder) return;
     if (this.closing) return void (await embedder.close());
     this.problem = null;
-    const inForce = this.searchIndex.embedder();
+    const inForce = this.activeEmbedding.embedder();
     if (!inForce) {
-      await this.index.open(embedder, async () => null);
+      await this.admin.open(embedder, async () => null);
       log.info({ model: embedder.modelId }, 'embedding model in force: search is hybrid; embedding pending chunks in the background');
-      await this.index.catchUp();
+      await this.admin.catchUp();
     } else {
       this.towards = embedder.modelId;
       log.warn({ from: inForce.modelId, to: embedder.modelId }, 'embedding model changed: rebuilding the vector index in the background; search uses the previous model meanwhile');
-      await this.index.rebuild(embedder);
+      await this.admin.rebuild(embedder);
     }
   }
 
@@ -200,7 +200,7 @@ export class EmbedderLifecycle {
         // An admin may have installed another model meanwhile: it wins.
         if (!(await resolveActiveModel(modelDir, 'embedding'))) await setActiveModel(modelDir, 'embedding', manifest.id);
         await this.syncActiveModel();
-        const embedder = this.searchIndex.embedder();
+        const embedder = this.activeEmbedding.embedder();
         if (!embedder) throw new Error('the built model could not be put in force');
         this.phase = null;
         log.info({ model: embedder.modelId, seconds: Math.round((Date.now() - started) / 1000) }, 'default embedder installed and in force: search is hybrid; embedding pending chunks in the background');

@@ -2,48 +2,48 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject,
 import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
 import { StringEnum } from '../../core/schemas.js';
-import { type Licence, PLAN_LIMITS, TIERS } from '../../core/tiers.js';
+import { type License, PLAN_LIMITS, TIERS } from '../../core/tiers.js';
 
 /**
- * A licence key: `HEARTH-LICENSE-1.<base64url(payload JSON bytes)>.<base64url(Ed25519 signature of those bytes)>`.
+ * A license key: `HEARTH-LICENSE-1.<base64url(payload JSON bytes)>.<base64url(Ed25519 signature of those bytes)>`.
  * Pure functions only: no HTTP, no storage, no clock of their own (callers pass `now`).
  */
-const LICENCE_KEY_PREFIX = 'HEARTH-LICENSE-1';
+const LICENSE_KEY_PREFIX = 'HEARTH-LICENSE-1';
 
 const ED25519_SIGNATURE_BYTES = 64;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
 const Limit = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
-const LicenceLimits = Type.Object({ documents: Limit, file_size_bytes: Limit, storage_bytes: Limit });
+const LicenseLimits = Type.Object({ documents: Limit, file_size_bytes: Limit, storage_bytes: Limit });
 
 /** Unknown fields are tolerated (and ignored) so that a newer issuer does not lock out an older box. */
-export const LicencePayload = Type.Object({
+export const LicensePayload = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 128 }),
   licensee: Type.String({ minLength: 1, maxLength: 256 }),
   tier: StringEnum(TIERS),
-  limits: Type.Optional(LicenceLimits),
+  limits: Type.Optional(LicenseLimits),
   issued_at: Type.String({ format: 'date-time' }),
   expires_at: Type.String({ format: 'date-time' }),
 });
-export type LicencePayload = Static<typeof LicencePayload>;
+export type LicensePayload = Static<typeof LicensePayload>;
 
-export type LicenceKeyProblem = 'malformed' | 'no_public_key' | 'signature_invalid' | 'expired';
-type LicenceKeyResult = { ok: true; licence: Licence } | { ok: false; problem: LicenceKeyProblem; detail: string };
+export type LicenseKeyProblem = 'malformed' | 'no_public_key' | 'signature_invalid' | 'expired';
+type LicenseKeyResult = { ok: true; license: License } | { ok: false; problem: LicenseKeyProblem; detail: string };
 
-const fail = (problem: LicenceKeyProblem, detail: string): LicenceKeyResult => ({ ok: false, problem, detail });
+const fail = (problem: LicenseKeyProblem, detail: string): LicenseKeyResult => ({ ok: false, problem, detail });
 
-/** Why a payload is not a licence, or undefined when it is one. */
+/** Why a payload is not a license, or undefined when it is one. */
 function payloadProblem(payload: unknown): string | undefined {
-  const issue = Value.Errors(LicencePayload, payload)[0];
+  const issue = Value.Errors(LicensePayload, payload)[0];
   if (issue) return `payload${issue.instancePath.replace(/\//g, '.')} ${issue.message}`;
-  const { tier, limits, issued_at, expires_at } = payload as LicencePayload;
+  const { tier, limits, issued_at, expires_at } = payload as LicensePayload;
   if (tier === 'ENTERPRISE' && !limits) return 'an ENTERPRISE licence must carry its limits';
   if (Date.parse(expires_at) <= Date.parse(issued_at)) return 'expires_at must be after issued_at';
   return undefined;
 }
 
 /** The entitlement a verified payload grants; PRO and FREE always take the plan's own limits. */
-function toLicence(payload: LicencePayload): Licence {
+function toLicense(payload: LicensePayload): License {
   return {
     id: payload.id,
     licensee: payload.licensee,
@@ -54,12 +54,12 @@ function toLicence(payload: LicencePayload): Licence {
   };
 }
 
-/** Parses and verifies the signature; expiry is left to the caller (a stored, expired licence still explains the fallback). */
-export function verifyLicenceKey(text: string, publicKeys: readonly KeyObject[]): LicenceKeyResult {
-  // Keys pasted from a licence file arrive wrapped and indented.
+/** Parses and verifies the signature; expiry is left to the caller (a stored, expired license still explains the fallback). */
+export function verifyLicenseKey(text: string, publicKeys: readonly KeyObject[]): LicenseKeyResult {
+  // Keys pasted from a license file arrive wrapped and indented.
   const parts = text.replace(/\s+/g, '').split('.');
-  if (parts.length !== 3 || parts[0] !== LICENCE_KEY_PREFIX) {
-    return fail('malformed', `a licence key has the form ${LICENCE_KEY_PREFIX}.<payload>.<signature>`);
+  if (parts.length !== 3 || parts[0] !== LICENSE_KEY_PREFIX) {
+    return fail('malformed', `a licence key has the form ${LICENSE_KEY_PREFIX}.<payload>.<signature>`);
   }
   const [, encodedPayload, encodedSignature] = parts;
   if (!BASE64URL.test(encodedPayload) || !BASE64URL.test(encodedSignature)) return fail('malformed', 'the key is not base64url encoded');
@@ -80,13 +80,13 @@ export function verifyLicenceKey(text: string, publicKeys: readonly KeyObject[])
   if (!publicKeys.some((key) => verify(null, payloadBytes, key, signature))) {
     return fail('signature_invalid', 'the signature does not match any configured licence public key');
   }
-  return { ok: true, licence: toLicence(payload as LicencePayload) };
+  return { ok: true, license: toLicense(payload as LicensePayload) };
 }
 
-/** verifyLicenceKey plus expiry at `now`: what a newly applied key must pass. */
-export function checkLicenceKey(text: string, publicKeys: readonly KeyObject[], now: number): LicenceKeyResult {
-  const result = verifyLicenceKey(text, publicKeys);
-  if (result.ok && Date.parse(result.licence.expires_at) <= now) return fail('expired', `the licence expired at ${result.licence.expires_at}`);
+/** verifyLicenseKey plus expiry at `now`: what a newly applied key must pass. */
+export function checkLicenseKey(text: string, publicKeys: readonly KeyObject[], now: number): LicenseKeyResult {
+  const result = verifyLicenseKey(text, publicKeys);
+  if (result.ok && Date.parse(result.license.expires_at) <= now) return fail('expired', `the licence expired at ${result.license.expires_at}`);
   return result;
 }
 
@@ -100,24 +100,24 @@ export function parsePublicKey(text: string): KeyObject {
   return key;
 }
 
-/** Signs a payload into a licence key; the issuing CLI and the tests share it. */
-export function issueLicence(privateKey: string | KeyObject, payload: LicencePayload): string {
+/** Signs a payload into a license key; the issuing CLI and the tests share it. */
+export function issueLicense(privateKey: string | KeyObject, payload: LicensePayload): string {
   const problem = payloadProblem(payload);
   if (problem) throw new Error(`not a valid licence: ${problem}`);
   const key = typeof privateKey === 'string' ? createPrivateKey(privateKey) : privateKey;
   if (key.asymmetricKeyType !== 'ed25519') throw new Error(`expected an Ed25519 private key, got ${key.asymmetricKeyType}`);
   const bytes = Buffer.from(JSON.stringify(payload), 'utf8');
-  return [LICENCE_KEY_PREFIX, bytes.toString('base64url'), sign(null, bytes, key).toString('base64url')].join('.');
+  return [LICENSE_KEY_PREFIX, bytes.toString('base64url'), sign(null, bytes, key).toString('base64url')].join('.');
 }
 
-interface LicenceKeyPair {
+interface LicenseKeyPair {
   privateKeyPem: string;
   publicKeyPem: string;
   /** The value to put in LICENSE_PUBLIC_KEYS. */
   publicKeyBase64: string;
 }
 
-export function generateLicenceKeyPair(): LicenceKeyPair {
+export function generateLicenseKeyPair(): LicenseKeyPair {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   return {
     privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),

@@ -19,7 +19,7 @@ export const indexRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/api/index/stats', {
     config: { access: { role: 'viewer' } },
     schema: { summary: 'Vector and keyword index statistics', tags: ['index'], response: { 200: IndexStatsView } },
-  }, async () => app.index.stats());
+  }, async () => app.indexAdmin.stats());
 
   app.post('/api/index/rebuild', {
     config: { access: { role: 'editor' } },
@@ -30,8 +30,8 @@ export const indexRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 202: JobView },
     },
   }, async (request, reply) => {
-    if (!app.searchIndex.embedder()) throw conflict('embedder_unavailable', 'No embedding model is installed: there are no vectors to rebuild (npm run models -- pull, or import)');
-    const job = await app.index.rebuild();
+    if (!app.activeEmbedding.embedder()) throw conflict('embedder_unavailable', 'No embedding model is installed: there are no vectors to rebuild (npm run models -- pull, or import)');
+    const job = await app.indexAdmin.rebuild();
     request.log.info({ user: app.logPrivacy.caller(request), job: job.id }, 'index rebuild started');
     return reply.code(202).send(job);
   });

@@ -12,14 +12,14 @@ import { modelFolder, modelsRoot } from '../../native/model-files/index.js';
 import { installTinyEmbeddingModel } from '../../test/fixtures/tiny-embedding-model.js';
 import { ChunksRepository } from './chunks-repository.js';
 import { EmbedderLifecycle, type EmbedderLifecycleOptions } from './embedder-lifecycle.js';
-import { SearchIndex } from './search-index.js';
-import { IndexService } from './service.js';
+import { ActiveEmbedding } from './active-embedding.js';
+import { IndexAdmin } from './service.js';
 import { IndexStore } from './store.js';
 
 /** The lifecycle over a real SQLite file, job runner, index service and MODEL_DIR of small real models. */
 interface Harness {
   lifecycle: EmbedderLifecycle;
-  searchIndex: SearchIndex;
+  activeEmbedding: ActiveEmbedding;
   jobs: JobRunner;
   modelDir: string;
   logs: () => string;
@@ -54,21 +54,21 @@ async function start(options: Partial<EmbedderLifecycleOptions> = {}, prepare?: 
   const log = pino({ level: 'info' }, new Writable({ write: (line, _encoding, done) => ((captured += line), done()) })) as unknown as FastifyBaseLogger;
   const db = await openDatabase(path.join(dir, 'hearth.db'));
   const jobs = new JobRunner(new MemoryJobStore(600), log);
-  const searchIndex = new SearchIndex();
+  const activeEmbedding = new ActiveEmbedding();
   const chunks = new ChunksRepository(db);
-  const store = new IndexStore(chunks, searchIndex, log);
+  const store = new IndexStore(chunks, activeEmbedding, log);
   await withChunks(db, store);
-  const index = new IndexService(searchIndex, store, chunks, jobs, path.join(dir, 'hearth.db'), dir, log);
-  const lifecycle = new EmbedderLifecycle(searchIndex, index, { modelDir, device: 'cpu', defaultEmbedder: 'off', defaultEmbedderDimension: 64, modelWatchSeconds: 0, log, ...options });
+  const index = new IndexAdmin(activeEmbedding, store, chunks, jobs, path.join(dir, 'hearth.db'), dir, log);
+  const lifecycle = new EmbedderLifecycle(activeEmbedding, index, { modelDir, device: 'cpu', defaultEmbedder: 'off', defaultEmbedderDimension: 64, modelWatchSeconds: 0, log, ...options });
   await lifecycle.load();
   return {
-    lifecycle, searchIndex, jobs, modelDir,
+    lifecycle, activeEmbedding, jobs, modelDir,
     logs: () => captured,
     close: async () => {
       await lifecycle.stop();
       await jobs.close();
       await store.flush();
-      await searchIndex.embedder()?.close();
+      await activeEmbedding.embedder()?.close();
       await db.destroy();
       rmSync(dir, { recursive: true, force: true });
     },
@@ -80,7 +80,7 @@ const jobsOf = async (jobs: JobRunner, type: string) => (await jobs.store.list({
 describe('EmbedderLifecycle at boot', () => {
   it('with no model and HEARTH_DEFAULT_EMBEDDER=off: keyword search only, and health says so', async () => {
     harness = await start();
-    expect(harness.searchIndex.embedder()).toBeNull();
+    expect(harness.activeEmbedding.embedder()).toBeNull();
     expect(harness.lifecycle.defaultEmbedder()).toEqual({ state: 'off', detail: '' });
     expect(harness.lifecycle.embedderHealth()).toEqual({ status: 'not_installed', detail: 'no embedding model installed: search runs on keywords only' });
     expect(harness.lifecycle.vectorIndexHealth().status).toBe('not_installed');
@@ -89,12 +89,12 @@ describe('EmbedderLifecycle at boot', () => {
 
   it('puts the active model in force (the default embedder not needed) and embeds the chunks without a vector once the service is ready', async () => {
     harness = await start({ defaultEmbedder: 'build' }, (modelDir) => installTinyEmbeddingModel(modelDir, { id: 'model-a', seed: 1 }).then(() => undefined));
-    expect(harness.searchIndex.embedder()!.modelId).toMatch(/^model-a@/);
+    expect(harness.activeEmbedding.embedder()!.modelId).toMatch(/^model-a@/);
     expect(harness.lifecycle.defaultEmbedder()).toEqual({ state: 'not_needed', detail: '' });
     expect(harness.lifecycle.embedderHealth()).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^model-a@\w+ \(\d+ dimensions, cpu\)$/) });
     await harness.lifecycle.start();
     await harness.jobs.idle();
-    expect(harness.searchIndex.vectors()!.size()).toBe(CHUNKS);
+    expect(harness.activeEmbedding.vectors()!.size()).toBe(CHUNKS);
     expect(harness.lifecycle.vectorIndexHealth()).toEqual({ status: 'ok', detail: `${CHUNKS} vectors` });
   });
 
@@ -103,7 +103,7 @@ describe('EmbedderLifecycle at boot', () => {
       await installTinyEmbeddingModel(modelDir, { id: 'model-a', seed: 1 });
       writeFileSync(path.join(modelsRoot(modelDir, 'embedding'), 'ACTIVE'), 'no-such-model\n');
     });
-    expect(harness.searchIndex.embedder()).toBeNull();
+    expect(harness.activeEmbedding.embedder()).toBeNull();
     expect(harness.lifecycle.embedderHealth()).toEqual({ status: 'error', detail: 'the embedding model could not be loaded: search runs on keywords only' });
     expect(harness.logs()).toContain('no-such-model');
   });
@@ -126,8 +126,8 @@ describe('EmbedderLifecycle.syncActiveModel (what the MODEL_DIR watch runs)', ()
     await installTinyEmbeddingModel(harness.modelDir, { id: 'model-a', seed: 1 });
     await harness.lifecycle.syncActiveModel();
     await harness.jobs.idle();
-    expect(harness.searchIndex.embedder()!.modelId).toMatch(/^model-a@/);
-    expect(harness.searchIndex.vectors()!.size()).toBe(CHUNKS);
+    expect(harness.activeEmbedding.embedder()!.modelId).toMatch(/^model-a@/);
+    expect(harness.activeEmbedding.vectors()!.size()).toBe(CHUNKS);
   });
 
   it('rebuilds once for a changed model, the previous one answering until the new index is complete', async () => {
@@ -136,11 +136,11 @@ describe('EmbedderLifecycle.syncActiveModel (what the MODEL_DIR watch runs)', ()
     await harness.jobs.idle();
     await installTinyEmbeddingModel(harness.modelDir, { id: 'model-b', seed: 2 });
     await harness.lifecycle.syncActiveModel();
-    expect(harness.searchIndex.embedder()!.modelId).toMatch(/^model-a@/);
+    expect(harness.activeEmbedding.embedder()!.modelId).toMatch(/^model-a@/);
     await harness.lifecycle.syncActiveModel(); // a second poll while the rebuild runs starts nothing
     await harness.jobs.idle();
-    expect(harness.searchIndex.embedder()!.modelId).toMatch(/^model-b@/);
-    expect(harness.searchIndex.vectors()!.size()).toBe(CHUNKS);
+    expect(harness.activeEmbedding.embedder()!.modelId).toMatch(/^model-b@/);
+    expect(harness.activeEmbedding.vectors()!.size()).toBe(CHUNKS);
     expect(await jobsOf(harness.jobs, 'index.rebuild')).toHaveLength(1);
     await harness.lifecycle.syncActiveModel();
     expect(await jobsOf(harness.jobs, 'index.rebuild')).toHaveLength(1);
@@ -154,7 +154,7 @@ describe('EmbedderLifecycle.syncActiveModel (what the MODEL_DIR watch runs)', ()
     await expect(harness.lifecycle.syncActiveModel()).resolves.toBeUndefined(); // refused: not loaded again every poll
     await installTinyEmbeddingModel(harness.modelDir, { id: 'model-a', seed: 1 });
     await harness.lifecycle.syncActiveModel();
-    expect(harness.searchIndex.embedder()!.modelId).toMatch(/^model-a@/);
+    expect(harness.activeEmbedding.embedder()!.modelId).toMatch(/^model-a@/);
   });
 
   it('does nothing once stopped', async () => {
@@ -162,6 +162,6 @@ describe('EmbedderLifecycle.syncActiveModel (what the MODEL_DIR watch runs)', ()
     await harness.lifecycle.stop();
     await installTinyEmbeddingModel(harness.modelDir, { id: 'model-a', seed: 1 });
     await harness.lifecycle.syncActiveModel();
-    expect(harness.searchIndex.embedder()).toBeNull();
+    expect(harness.activeEmbedding.embedder()).toBeNull();
   });
 });

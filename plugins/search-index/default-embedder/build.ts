@@ -37,7 +37,7 @@ import { baseForm, readSynsets, wordnetVersion, type Synset } from './wordnet.js
 export const DEFAULT_EMBEDDER_ID = 'hearth-wordnet-static';
 export const DEFAULT_EMBEDDER_SOURCE = 'built:hearth-wordnet-static';
 export const DEFAULT_EMBEDDER_DIMENSION = 256;
-const DEFAULT_EMBEDDER_LICENCE =
+const DEFAULT_EMBEDDER_LICENSE =
   'WordNet 3.1 licence (Princeton University; free use, copy, modification and distribution with its copyright notice: ' +
   '"WordNet 3.1 Copyright 2011 by Princeton University. All rights reserved.") for the vectors derived from WordNet; ' +
   'Apache-2.0 for the tokenizer (sentence-transformers/all-MiniLM-L6-v2 WordPiece vocabulary)';
@@ -69,11 +69,11 @@ interface BuiltModel {
 function defaultTokenizerDir(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
-    const candidate = path.join(dir, 'plugins', 'index', 'default-embedder', 'tokenizer');
+    const candidate = path.join(dir, 'plugins', 'search-index', 'default-embedder', 'tokenizer');
     if (existsSync(path.join(candidate, 'tokenizer.json'))) return candidate;
     dir = path.dirname(dir);
   }
-  throw new Error('plugins/index/default-embedder/tokenizer/tokenizer.json not found (it ships with Hearth)');
+  throw new Error('plugins/search-index/default-embedder/tokenizer/tokenizer.json not found (it ships with Hearth)');
 }
 
 const STOPWORDS = new Set(
@@ -306,7 +306,7 @@ export async function installDefaultModel(options: InstallDefaultOptions): Promi
       name: `Hearth built-in static embedder (WordNet 3.1, ${built.dimension} dimensions, all-MiniLM-L6-v2 WordPiece vocabulary)`,
       files: { model, tokenizer: path.join(tokenizerDir, 'tokenizer.json'), tokenizer_config: path.join(tokenizerDir, 'tokenizer_config.json') },
       source: DEFAULT_EMBEDDER_SOURCE,
-      licence: DEFAULT_EMBEDDER_LICENCE,
+      licence: DEFAULT_EMBEDDER_LICENSE,
       method: DEFAULT_EMBEDDER_METHOD,
       maxTokens: 512,
       activate: options.activate,

@@ -6,7 +6,7 @@ import type { VectorIndex } from '../../native/vector-index/index.js';
  * runs on keywords alone. Swapping them (a new model, a finished rebuild) is one assignment,
  * so a search in flight keeps the pair it started with.
  */
-export class SearchIndex {
+export class ActiveEmbedding {
   private current: { embedder: Embedder; vectors: VectorIndex } | null = null;
 
   embedder(): Embedder | null {

@@ -1,4 +1,4 @@
-import type { ChunksRepository } from './chunks-repository.js';
+import type { SqliteKeywordIndex } from './keyword-index.sqlite.js';
 
 /** Pages of merge work per step: a few milliseconds of the event loop at a time. */
 const MERGE_PAGES = 64;
@@ -7,13 +7,13 @@ const MERGE_PAGES = 64;
  * Merges the keyword index's segments in bounded steps, yielding to requests between steps, once
  * writes have happened since the last merge. Returns the steps taken (0: nothing had changed).
  */
-export class KeywordIndexMaintenance {
+export class KeywordIndexMerger {
   private mergedAt = -1;
   private widthSet = false;
   private running: Promise<number> | null = null;
   private stopped = false;
 
-  constructor(private readonly repository: ChunksRepository) {}
+  constructor(private readonly repository: SqliteKeywordIndex) {}
 
   compact(): Promise<number> {
     return (this.running ??= this.mergeAll().finally(() => (this.running = null)));

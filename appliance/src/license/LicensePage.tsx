@@ -8,8 +8,8 @@ import { Meter } from '../components/Meter';
 import { useLoad } from '../components/useLoad';
 import { useSubmit } from '../components/useSubmit';
 import { tierChanged } from '../session/session';
-import { applyLicence, licence, type LicenceView } from './api';
-import './licence.css';
+import { applyLicense, license, type LicenseView } from './api';
+import './license.css';
 
 const TIER_TEXT: Record<Tier, string> = {
   FREE: 'The free plan: the essentials, with the smallest limits.',
@@ -17,7 +17,7 @@ const TIER_TEXT: Record<Tier, string> = {
   ENTERPRISE: 'ENTERPRISE: single sign-on, two-step sign-in, admin token lifetimes, and the limits of your licence.',
 };
 
-function Usage({ view }: { view: LicenceView }) {
+function Usage({ view }: { view: LicenseView }) {
   return (
     <div class="stack">
       <Meter label="Documents" value={view.usage.documents} max={view.limits.documents} text={`${view.usage.documents.toLocaleString()} of ${view.limits.documents.toLocaleString()}`} />
@@ -27,9 +27,9 @@ function Usage({ view }: { view: LicenceView }) {
   );
 }
 
-function ApplyForm({ onApplied }: { onApplied: (view: LicenceView) => void }) {
+function ApplyForm({ onApplied }: { onApplied: (view: LicenseView) => void }) {
   const [key, setKey] = useState('');
-  const { busy, error, submit } = useSubmit(() => applyLicence(key), (view) => (setKey(''), onApplied(view)));
+  const { busy, error, submit } = useSubmit(() => applyLicense(key), (view) => (setKey(''), onApplied(view)));
   const errors = formErrors(error, ['body.license_key']);
   // Every refusal is about the key (malformed, bad signature, expired): it goes under the field.
   const keyError = errors.field('body.license_key') ?? errors.general ?? undefined;
@@ -37,7 +37,7 @@ function ApplyForm({ onApplied }: { onApplied: (view: LicenceView) => void }) {
     <form class="stack" onSubmit={submit}>
       <TextAreaField
         label="Licence key"
-        class="licence-key"
+        class="license-key"
         rows={5}
         required
         spellcheck={false}
@@ -56,8 +56,8 @@ function ApplyForm({ onApplied }: { onApplied: (view: LicenceView) => void }) {
 }
 
 /** The plan in force, usage against its limits, and applying a key (admin). */
-export default function LicencePage() {
-  const { value: view, error, set: setView } = useLoad(licence);
+export default function LicensePage() {
+  const { value: view, error, set: setView } = useLoad(license);
   const [applied, setApplied] = useState(false);
 
   return (
@@ -67,7 +67,7 @@ export default function LicencePage() {
       {view === null && !error && <p class="loading">Loading…</p>}
       {applied && view && <Alert kind="success">The licence was applied: this box is on the {view.tier} plan.</Alert>}
       {view && (
-        <div class="licence-layout">
+        <div class="license-layout">
           <section class="panel stack" aria-labelledby="plan-title">
             <h2 id="plan-title">
               Plan <span class="badge tier-badge">{view.tier}</span>
