@@ -16,6 +16,7 @@ import documents, { documentsApi } from './documents/index.js';
 import ingestion from './ingestion/index.js';
 import connectors from './connectors/index.js';
 import integrations from './integrations/index.js';
+import schedules, { scheduler } from './schedules/index.js';
 import retrieval from './retrieval/index.js';
 import conversations from './conversations/index.js';
 import chat from './chat/index.js';
@@ -25,6 +26,7 @@ import webUi from './web-ui/index.js';
 /** Feature plugins in boot order: read top to bottom. */
 export const featurePlugins: FastifyPluginAsync[] = [
   health,
+  scheduler,
   users,
   sessions,
   auth,
@@ -42,6 +44,7 @@ export const featurePlugins: FastifyPluginAsync[] = [
   documentsApi,
   connectors,
   integrations,
+  schedules,
   retrieval,
   conversations,
   chat,
