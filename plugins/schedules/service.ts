@@ -50,8 +50,8 @@ export interface SchedulesServiceOptions {
  * a manual scan or sync, one run at a time per source. Below PRO they are kept but do not fire.
  */
 export class SchedulesService {
-  /** Lock disabled: the next run each process keeps for itself, so that every process fires. */
-  private readonly localNext = new Map<string, number>();
+  /** Lock disabled: this process's previous tick; each process fires the occurrences since its own, so every process fires. */
+  private previousTick: number | undefined;
 
   constructor(private readonly options: SchedulesServiceOptions) {}
 
@@ -117,29 +117,30 @@ export class SchedulesService {
     if (!enabled) change.next_run = null;
     else if (input.cron !== undefined || row.enabled !== 1) change.next_run = cron.next(now);
     await this.options.repository.update(id, change);
-    this.localNext.delete(id);
     return this.get(id);
   }
 
   async delete(id: string): Promise<void> {
     if (!(await this.options.repository.delete(id))) throw notFound('Schedule');
-    this.localNext.delete(id);
   }
 
   /** The tick task: fires every due schedule once; a run missed while the service was down is due at the first tick. */
   async fireDue(now: number): Promise<void> {
     if (!this.active()) return;
     for (const row of await this.dueRows(now)) {
-      const next = CronExpression.parse(row.cron).next(now);
-      this.localNext.set(row.id, next ?? Infinity);
-      await this.fire(row, now, next);
+      await this.fire(row, now, CronExpression.parse(row.cron).next(now));
     }
   }
 
   private async dueRows(now: number): Promise<ScheduleRow[]> {
     if (this.options.leaderLockEnabled) return this.options.repository.listDue(now);
+    const since = this.previousTick;
+    this.previousTick = now;
     const enabled = await this.options.repository.listEnabled();
-    return enabled.filter((row) => (this.localNext.get(row.id) ?? row.next_run ?? Infinity) <= now);
+    // The first tick fires what was missed while down; later ones what came due since the last (not before a change).
+    return enabled.filter((row) => since === undefined
+      ? row.next_run !== null && row.next_run <= now
+      : (CronExpression.parse(row.cron).next(Math.max(since, row.updated_at)) ?? Infinity) <= now);
   }
 
   private async fire(row: ScheduleRow, now: number, next: number | null): Promise<void> {

@@ -31,8 +31,8 @@ afterEach(async () => {
 
 const ENV = { ...LICENCE_ENV, SCHEDULER_TICK_SECONDS: '1' };
 
-async function start(tier: 'FREE' | 'PRO' | 'ENTERPRISE', dataDir?: string): Promise<void> {
-  t = await startApp({ ...ENV, CONNECTOR_ALLOWED_PATHS: `/app/docs:${root}` }, dataDir);
+async function start(tier: 'FREE' | 'PRO' | 'ENTERPRISE', extraEnv: Record<string, string> = {}): Promise<void> {
+  t = await startApp({ ...ENV, CONNECTOR_ALLOWED_PATHS: `/app/docs:${root}`, ...extraEnv });
   if (tier !== 'FREE') await applyLicence(t, tier);
   admin = (await t.login()).access;
   editor = (await t.userWithRole('editor')).access;
@@ -78,8 +78,8 @@ async function until<T>(what: string, probe: () => Promise<T | undefined | false
 /** Real time passes for this long (ticks happen) while Date stays frozen. */
 const ticksPass = (ms = 2_500) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const scanJobs = async (connectorId: string) =>
-  ((await api('GET', '/api/jobs?limit=100', viewer)).json().jobs as Array<{ type: string; subject?: Record<string, string> }>).filter(
+const scanJobs = async (connectorId: string, app = t) =>
+  ((await app.request({ method: 'GET', url: '/api/jobs?limit=100', token: viewer })).json().jobs as Array<{ type: string; subject?: Record<string, string> }>).filter(
     (job) => job.type === 'connector.scan' && job.subject?.connector_id === connectorId,
   );
 
@@ -122,7 +122,7 @@ describe('schedules: roles and tiers', () => {
       expect((await api('DELETE', `/api/schedules/${created.id}`, admin)).statusCode).toBe(204);
       await t.close();
     }
-  });
+  }, 90_000);
 });
 
 describe('schedules: CRUD', () => {
@@ -313,4 +313,36 @@ describe('schedules: firing', () => {
     await applyLicence(t, 'PRO');
     await until('the kept schedule to fire on PRO', async () => (await scanJobs(connectorId)).length === 1);
   });
+
+  it('two apps sharing one database: with the leader lock one of them fires a tick; SCHEDULER_LEADER_LOCK_ENABLED=false fires in both', async () => {
+    for (const lock of ['true', 'false']) {
+      const env = { SCHEDULER_LEADER_LOCK_ENABLED: lock };
+      await start('PRO', env);
+      // Started after the licence is stored: it reads the same PRO entitlement at boot.
+      const other = await startApp({ ...ENV, CONNECTOR_ALLOWED_PATHS: `/app/docs:${root}`, ...env }, t.dataDir, false);
+      try {
+        const connectorId = await connector();
+        const created = await createSchedule({ source_type: 'connector', source_id: connectorId, cron: '*/10 * * * *' });
+        freezeAt(Date.parse(created.next_run as string) + 1_000);
+        // Each app logs every firing it does (a second one at once may find the first's scan still running, and skip).
+        const fired = (app: TestApp) => app.logs().split('\n').filter((line) => line.includes('"schedule.fire"') && line.includes(created.id)).length;
+        const counts = async () => [fired(t), fired(other)];
+        if (lock === 'true') {
+          await until('one app to fire', async () => (await counts()).reduce((a, b) => a + b) > 0);
+          await ticksPass();
+          // Either may lead: moving the shared fake clock ahead expires the first one's lock row too.
+          expect((await counts()).sort()).toEqual([0, 1]);
+        } else {
+          await until('both apps to fire', async () => (await counts()).every((count) => count === 1));
+          await ticksPass();
+          expect(await counts()).toEqual([1, 1]);
+        }
+      } finally {
+        vi.useRealTimers();
+        await other.close();
+        await t.close();
+      }
+    }
+    t = undefined as unknown as TestApp;
+  }, 90_000);
 });
