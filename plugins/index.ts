@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import health from './health/index.js';
+import audit from './audit/index.js';
 import users from './users/index.js';
 import sessions from './sessions/index.js';
 import auth from './auth/index.js';
@@ -27,6 +28,7 @@ import webUi from './web-ui/index.js';
 export const featurePlugins: FastifyPluginAsync[] = [
   health,
   scheduler,
+  audit,
   users,
   sessions,
   auth,

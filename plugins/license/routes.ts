@@ -24,6 +24,7 @@ export const licenseRoutes: FastifyPluginAsyncTypebox = async (app) => {
       { event: 'license.apply', licensee: licence.licensee, tier: licence.tier, licence_id: licence.id, by: app.logPrivacy.user(principal.id) },
       'licence applied',
     );
+    await app.audit.record(request, { event: 'license.apply', target: licence.id, details: { tier: licence.tier, licensee: licence.licensee, expires_at: licence.expires_at } });
     return app.licence.view();
   });
 };
