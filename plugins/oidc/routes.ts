@@ -170,7 +170,8 @@ export const oidcRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const user = app.logPrivacy.user(userId);
     if (created) {
       request.log.info({ event: 'user.create', user, provider }, 'oidc user provisioned');
-      await app.audit.record(request, { event: 'user.create', actor: { id: userId, username: null }, target: userId, details: { provider } });
+      const { username } = await app.users.get(userId);
+      await app.audit.record(request, { event: 'user.create', actor: { id: userId, username }, target: userId, details: { provider, username } });
     }
     request.log.info({ user, provider }, 'oidc login');
     reply.setCookie(HANDOFF_COOKIE, handoff, { ...cookieBase, sameSite: 'strict', path: SESSION_PATH, maxAge: HANDOFF_TTL_MS / 1000 });

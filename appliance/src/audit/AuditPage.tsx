@@ -78,7 +78,8 @@ export default function AuditPage() {
       {list.value === null && !list.error && <p class="loading">Loading…</p>}
       {list.value && list.value.total === 0 && <p>No entries match.</p>}
       {list.value && list.value.total > 0 && (
-        <div class="table-wrap">
+        // Focusable: the details column can make it scroll sideways, and a keyboard must reach that.
+        <div class="table-wrap" tabIndex={0} role="region" aria-label="Audit entries">
           <table>
             <caption class="visually-hidden">Audit entries, newest first</caption>
             <thead>
