@@ -1,20 +1,11 @@
 import { createHmac, hkdfSync } from 'node:crypto';
-import type { AuditOutcome } from '../../core/db/audit-schema.js';
+import type { AuditLogTable } from '../../core/db/audit-schema.js';
 
 /** The previous hash of the very first entry. */
 export const GENESIS_HASH = '0'.repeat(64);
 
-/** What an entry's hash covers, besides the previous entry's hash. */
-export interface ChainedFields {
-  at: number;
-  event: string;
-  actor_id: string | null;
-  actor_username: string | null;
-  client_address: string | null;
-  target: string | null;
-  outcome: AuditOutcome;
-  details: string;
-}
+/** What an entry's hash covers, besides the previous entry's hash: every field but the id and the hashes. */
+export type ChainedFields = Omit<AuditLogTable, 'id' | 'prev_hash' | 'hash'>;
 
 /**
  * The hash chain: each entry's hash is an HMAC-SHA256 over the previous entry's hash and its own fields.
