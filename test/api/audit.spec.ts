@@ -54,7 +54,7 @@ const AUDIT_ROUTES: Array<['GET' | 'PUT', string, object?]> = [
   ['PUT', '/api/audit/config', { retention_days: 30 }],
 ];
 
-describe('audit: tiers and roles', () => {
+describe('audit: tiers and roles', { timeout: 90_000 }, () => {
   it('below ENTERPRISE nothing is recorded and every endpoint is 403 tier_required', async () => {
     for (const tier of ['FREE', 'PRO'] as const) {
       await start(tier);
@@ -87,7 +87,7 @@ describe('audit: tiers and roles', () => {
   });
 });
 
-describe('audit: events', () => {
+describe('audit: events', { timeout: 90_000 }, () => {
   it('records the spec’s events, sign-ins, role changes, revocations and TOTP with actor, address, target and outcome; never a secret or a query text', async () => {
     await start('ENTERPRISE');
     const [licence] = await entries('&event=license.apply');
@@ -168,7 +168,7 @@ describe('audit: events', () => {
   });
 });
 
-describe('audit: reading', () => {
+describe('audit: reading', { timeout: 90_000 }, () => {
   it('filters by event type, user and date range, pages newest first, and reads one entry', async () => {
     await start('ENTERPRISE');
     const viewer = await t.userWithRole('viewer', 'vera');
@@ -210,7 +210,7 @@ describe('audit: reading', () => {
   });
 });
 
-describe('audit: integrity and retention', () => {
+describe('audit: integrity and retention', { timeout: 90_000 }, () => {
   it('refuses UPDATE and DELETE of single entries at the database', async () => {
     await start('ENTERPRISE');
     const [entry] = await entries();

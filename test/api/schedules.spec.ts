@@ -85,7 +85,7 @@ const scanJobs = async (connectorId: string, app = t) =>
 
 const nextUtc = (cron: string, after: number) => new Cron(cron, { timezone: 'UTC' }).nextRun(new Date(after))!.toISOString();
 
-describe('schedules: roles and tiers', () => {
+describe('schedules: roles and tiers', { timeout: 90_000 }, () => {
   it('admin only on PRO and ENTERPRISE; 403 tier_required below PRO, role_required for viewer and editor, 401 without a token', async () => {
     await start('FREE');
     const routes: Array<[ 'GET' | 'POST' | 'PUT' | 'DELETE', string, object?]> = [
@@ -125,7 +125,7 @@ describe('schedules: roles and tiers', () => {
   }, 90_000);
 });
 
-describe('schedules: CRUD', () => {
+describe('schedules: CRUD', { timeout: 90_000 }, () => {
   it('creates with next_run computed in UTC, lists, reads, updates, previews and deletes', async () => {
     await start('PRO');
     const connectorId = await connector();
@@ -199,7 +199,7 @@ describe('schedules: CRUD', () => {
   });
 });
 
-describe('schedules: firing', () => {
+describe('schedules: firing', { timeout: 90_000 }, () => {
   it('fires a due schedule as the connector scan, records last_run and plans the next run', async () => {
     await start('PRO');
     const connectorId = await connector();
