@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { generate } from 'otplib';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { applyLicence, LICENCE_ENV } from '../fixtures/licence.js';
-import { snapshot, startApp, type TestApp } from '../helpers.js';
+import { ADMIN, snapshot, startApp, type TestApp } from '../helpers.js';
 
 /** The audit log through HTTP on a real app and SQLite file; the tamper test edits that file with another connection. */
 
@@ -119,6 +119,13 @@ describe('audit: events', { timeout: 90_000 }, () => {
     const enrol = await api('POST', '/api/auth/totp/enroll', admin);
     const code = await generate({ secret: enrol.json().secret, epoch: Math.floor(Date.now() / 1000) });
     expect((await api('POST', '/api/auth/totp/enroll/confirm', admin, { totp_code: code })).statusCode).toBe(200);
+    // A sign-in through the second factor: one wrong code, then the next step's code.
+    const challenge = (await api('POST', '/api/auth/login', undefined, { username: 'admin', password: ADMIN.password })).json();
+    expect(challenge.status).toBe('mfa_required');
+    const wrong = code === '123456' ? '654321' : '123456';
+    expect((await api('POST', '/api/auth/totp/mfa-login', undefined, { mfa_token: challenge.mfa_token, totp_code: wrong })).statusCode).toBe(401);
+    const next = await generate({ secret: enrol.json().secret, epoch: Math.floor(Date.now() / 1000) + 30 });
+    expect((await api('POST', '/api/auth/totp/mfa-login', undefined, { mfa_token: challenge.mfa_token, totp_code: next })).statusCode).toBe(200);
     expect((await api('DELETE', `/api/auth/users/${adminId}/totp`, admin)).statusCode).toBe(204);
     expect((await api('DELETE', `/api/auth/users/${danaId}`, admin)).statusCode).toBe(204);
     expect((await api('DELETE', '/api/admin/auth/sessions', admin)).statusCode).toBe(200);
@@ -135,7 +142,7 @@ describe('audit: events', { timeout: 90_000 }, () => {
     const byAdmin = { user_id: adminId, username: 'admin' };
     expect(one('user.create', { target: danaId })).toMatchObject({ actor: byAdmin, client_address: '127.0.0.1', outcome: 'success', details: { username: 'dana', role: 'viewer' } });
     expect(one('user.role_change')).toMatchObject({ actor: byAdmin, target: danaId, details: { from: 'viewer', to: 'editor' } });
-    expect(one('auth.login', { outcome: 'failure' })).toMatchObject({ actor: { user_id: null, username: 'dana' }, details: { method: 'password' } });
+    expect(one('auth.login', { outcome: 'failure', actor: { user_id: null, username: 'dana' } })).toMatchObject({ details: { method: 'password' } });
     expect(one('auth.login', { target: danaId })).toMatchObject({ outcome: 'success', actor: { user_id: danaId, username: 'dana' } });
     expect(one('session.revoke', { target: danaId })).toMatchObject({ actor: byAdmin, details: { scope: 'user' } });
     expect(one('session.revoke', { target: '*' })).toMatchObject({ actor: byAdmin, details: { scope: 'all' } });
@@ -144,6 +151,8 @@ describe('audit: events', { timeout: 90_000 }, () => {
     expect(one('config.update', { target: 'oidc_provider:corp' }).details.fields).toContain('client_secret');
     expect(one('sync.all')).toMatchObject({ actor: byAdmin, outcome: 'success' });
     expect(one('totp.enroll')).toMatchObject({ actor: byAdmin, target: adminId });
+    const secondFactor = log.filter((entry) => entry.event === 'auth.login' && entry.details.method === 'totp');
+    expect(secondFactor.map((entry) => [entry.outcome, entry.actor.user_id])).toEqual([['success', adminId], ['failure', null]]);
     expect(one('totp.clear')).toMatchObject({ actor: byAdmin, target: adminId, details: { by: 'admin' } });
     expect(one('user.delete')).toMatchObject({ actor: byAdmin, target: danaId, details: { username: 'dana' } });
 
