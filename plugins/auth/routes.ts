@@ -33,7 +33,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
     try {
       result = await app.auth.login(username, request.body.password, request.ip);
     } catch (error) {
-      if (error instanceof HttpError && error.statusCode === 401) {
+      if (error instanceof HttpError && (error.statusCode === 401 || error.statusCode === 429)) {
         await app.audit.record(request, { event: 'auth.login', outcome: 'failure', actor: { id: null, username }, details: { method: 'password', reason: error.code } });
       }
       throw error;

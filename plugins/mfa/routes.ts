@@ -95,7 +95,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox = async (app) => {
     try {
       completed = await app.mfa.completeLogin(request.body.mfa_token, request.body.totp_code, request.ip);
     } catch (error) {
-      if (error instanceof HttpError && error.statusCode === 401) {
+      if (error instanceof HttpError && (error.statusCode === 401 || error.statusCode === 429)) {
         await app.audit.record(request, { event: 'auth.login', outcome: 'failure', details: { method: 'totp', reason: error.code } });
       }
       throw error;
