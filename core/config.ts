@@ -124,6 +124,8 @@ export interface Config {
     historyRetentionDays: number;
     schedulerLeaderLockEnabled: boolean;
     schedulerLeaderLockTtlSeconds: number;
+    /** SCHEDULER_TICK_SECONDS: how often the leader looks for due schedules and tasks. */
+    schedulerTickSeconds: number;
     retentionSweepsEnabled: boolean;
   };
 
@@ -426,6 +428,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       historyRetentionDays: int(env, 'JOB_HISTORY_RETENTION_DAYS', 30, 1),
       schedulerLeaderLockEnabled: bool(env, 'SCHEDULER_LEADER_LOCK_ENABLED', true),
       schedulerLeaderLockTtlSeconds: int(env, 'SCHEDULER_LEADER_LOCK_TTL_SECONDS', 30, 3),
+      schedulerTickSeconds: int(env, 'SCHEDULER_TICK_SECONDS', 10, 1, 60),
       retentionSweepsEnabled: bool(env, 'RETENTION_SWEEPS_ENABLED', true),
     },
 

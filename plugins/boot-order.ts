@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import health from './health/index.js';
+import audit from './audit/index.js';
 import users from './users/index.js';
 import sessions from './sessions/index.js';
 import groups from './groups/index.js';
@@ -17,6 +18,7 @@ import documents, { documentsApi } from './documents/index.js';
 import ingestion from './ingestion/index.js';
 import connectors from './connectors/index.js';
 import integrations from './integrations/index.js';
+import schedules, { scheduler } from './schedules/index.js';
 import retrieval from './retrieval/index.js';
 import conversations from './conversations/index.js';
 import chat from './chat/index.js';
@@ -26,6 +28,8 @@ import webUi from './web-ui/index.js';
 /** Feature plugins in boot order: read top to bottom. */
 export const featurePlugins: FastifyPluginAsync[] = [
   health,
+  scheduler,
+  audit,
   users,
   sessions,
   groups,
@@ -44,6 +48,7 @@ export const featurePlugins: FastifyPluginAsync[] = [
   documentsApi,
   connectors,
   integrations,
+  schedules,
   retrieval,
   conversations,
   chat,

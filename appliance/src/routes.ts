@@ -50,6 +50,8 @@ export const routes: AppRoute[] = [
   { path: '/admin/sign-in', title: 'Sign-in and sessions', access: admin, load: () => import('./auth-settings/AuthSettingsPage'), nav: { label: 'Sign-in & sessions', section: 'Admin' } },
   { path: '/admin/sso', title: 'Single sign-on', access: { role: 'admin', tier: 'ENTERPRISE' }, load: () => import('./sso/SsoPage'), nav: { label: 'Single sign-on', section: 'Admin' } },
   { path: '/admin/branding', title: 'Branding', access: admin, load: () => import('./branding/BrandingPage'), nav: { label: 'Branding', section: 'Admin' } },
+  { path: '/admin/schedules', title: 'Schedules', access: { role: 'admin', tier: 'PRO' }, load: () => import('./schedules/SchedulesPage'), nav: { label: 'Schedules', section: 'Admin' } },
+  { path: '/admin/audit', title: 'Audit log', access: { role: 'admin', tier: 'ENTERPRISE' }, load: () => import('./audit/AuditPage'), nav: { label: 'Audit log', section: 'Admin' } },
   { path: '/admin/licence', title: 'Licence', access: admin, load: () => import('./license/LicensePage'), nav: { label: 'Licence', section: 'Admin' } },
 ];
 

@@ -1,6 +1,8 @@
 import type { Generated } from 'kysely';
+import type { AuditChainAnchorTable, AuditLogTable, AuditSweepGateTable } from './audit-schema.js';
 import type { ConversationTurnsTable, ConversationsTable } from './conversations-schema.js';
 import type { ChunksTable, ConnectorsTable, DocumentsTable, IntegrationPagesTable, IntegrationsTable } from './documents-schema.js';
+import type { SchedulerLeaderLockTable, SchedulesTable } from './schedules-schema.js';
 
 /** The one typed view of the database. Timestamps are epoch milliseconds; JSON columns are text. */
 export interface Database {
@@ -25,6 +27,11 @@ export interface Database {
   oidc_identities: OidcIdentitiesTable;
   oidc_handoffs: OidcHandoffsTable;
   groups: GroupsTable;
+  schedules: SchedulesTable;
+  scheduler_leader_lock: SchedulerLeaderLockTable;
+  audit_log: AuditLogTable;
+  audit_sweep_gate: AuditSweepGateTable;
+  audit_chain_anchor: AuditChainAnchorTable;
 }
 
 /** Groups (migration 0012). Memberships and document ACLs name them in JSON arrays (users.groups, documents.groups). */

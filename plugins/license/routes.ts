@@ -24,6 +24,7 @@ export const licenseRoutes: FastifyPluginAsyncTypebox = async (app) => {
       { event: 'license.apply', licensee: license.licensee, tier: license.tier, licence_id: license.id, by: app.logPrivacy.user(principal.id) },
       'licence applied',
     );
+    await app.audit.record(request, { event: 'license.apply', target: license.id, details: { tier: license.tier, licensee: license.licensee, expires_at: license.expires_at } });
     return app.license.view();
   });
 };

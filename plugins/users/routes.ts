@@ -20,6 +20,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const user = await app.users.create(request.body);
     request.log.info({ user: app.logPrivacy.user(user.id), event: 'user.create' }, 'user created');
+    await app.audit.record(request, { event: 'user.create', target: user.id, details: { username: user.username, role: user.role } });
     return reply.code(201).send(toUserView(user, app.entitlement));
   });
 
@@ -37,7 +38,14 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
       body: UpdateUserBody,
       response: { 200: UserView },
     },
-  }, async (request) => toUserView(await app.users.update(request.params.id, request.body), app.entitlement));
+  }, async (request) => {
+    const before = await app.users.get(request.params.id);
+    const user = await app.users.update(request.params.id, request.body);
+    if (user.role !== before.role) {
+      await app.audit.record(request, { event: 'user.role_change', target: user.id, details: { username: user.username, from: before.role, to: user.role } });
+    }
+    return toUserView(user, app.entitlement);
+  });
 
   app.delete('/api/auth/users/:id', {
     config: admin,
@@ -45,6 +53,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const user = await app.users.delete(request.params.id);
     request.log.info({ user: app.logPrivacy.user(user.id), event: 'user.delete' }, 'user deleted');
+    await app.audit.record(request, { event: 'user.delete', target: user.id, details: { username: user.username } });
     return reply.code(204).send(null);
   });
 };
