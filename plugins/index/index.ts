@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin';
+import { ChunkMetadataRepository } from './chunk-metadata-repository.js';
 import { ChunksRepository } from './chunks-repository.js';
 import { EmbedderLifecycle, type DefaultEmbedderStatus } from './embedder-lifecycle.js';
 import { KeywordIndexMaintenance } from './keyword-maintenance.js';
@@ -9,6 +10,8 @@ import { IndexStore } from './store.js';
 
 // The index's public surface: what other plugins may import.
 export type { NewChunk } from './chunks-repository.js';
+export type { DocumentMetadata } from './chunk-metadata-repository.js';
+export { searchVectors } from './vector-filter.js';
 export type { DefaultEmbedderStatus } from './embedder-lifecycle.js';
 export type { SearchIndex } from './search-index.js';
 export type { IndexService, IndexStats } from './service.js';
@@ -35,7 +38,7 @@ export default fp(
   async function index(app) {
     const searchIndex = new SearchIndex();
     const chunks = new ChunksRepository(app.db);
-    const store = new IndexStore(chunks, searchIndex, app.log);
+    const store = new IndexStore(chunks, searchIndex, app.log, new ChunkMetadataRepository(app.db));
     const service = new IndexService(searchIndex, store, chunks, app.jobs, app.config.databaseFile, app.config.dataDir, app.log);
     const { modelDir, embedDevice: device, defaultEmbedder, defaultEmbedderDimension, modelWatchSeconds } = app.config;
     const lifecycle = new EmbedderLifecycle(searchIndex, service, { modelDir, device, defaultEmbedder, defaultEmbedderDimension, modelWatchSeconds, log: app.log });

@@ -2,6 +2,10 @@ import fp from 'fastify-plugin';
 import { ExtractionPool } from './extraction-pool.js';
 import { IngestionPipeline } from './pipeline.js';
 
+// Ingestion's public surface: what metadata rules plug in with.
+export type { DocumentRules, IngestionPipeline, RulesLookup } from './pipeline.js';
+export type { ExtractedSection } from './extracted-document.js';
+
 /**
  * Ingestion: the extraction worker pool and the pipeline that indexes documents as jobs.
  * After a crash it resumes the documents that were queued or mid-indexing.
