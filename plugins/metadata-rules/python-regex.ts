@@ -214,9 +214,12 @@ function compile(source: string, original: string): RE2 {
 /** A Python-style pattern with one capture group, checked and ready to match. */
 export class RulePattern {
   private readonly regex: RE2;
+  /** The pattern as RE2 runs it. */
+  readonly translated: string;
 
   constructor(readonly pattern: string) {
     const { source, groups } = translatePythonPattern(pattern);
+    this.translated = source;
     if (groups !== 1) {
       throw new PatternError(`a rule pattern needs exactly one capture group, the value to extract; this one has ${groups}` + (groups ? ' (make the others non-capturing: (?:…))' : ' (wrap the value in parentheses)'));
     }

@@ -25,7 +25,17 @@ export interface SearchFilters {
   document_ids?: string[];
   /** Documents whose ACL groups (documents.groups) share at least one of these. */
   groups?: string[];
+  /** Chunks whose metadata (metadata rules) has each of these values; applied inside the keyword SQL and the vector search. */
+  metadata?: Array<{ field: string; value: string }>;
 }
+
+/**
+ * Rowids of the chunks that have every (field, value) of $meta (a JSON array, or null for no condition).
+ * Uncorrelated: SQLite builds the set once per query from the (field_name, value) index.
+ */
+const metadataRowids = () => sql`select m.chunk_rowid from chunk_metadata m
+  join json_each(${'$meta'}) f on m.field_name = json_extract(f.value, '$.field') and m.value = json_extract(f.value, '$.value')
+  group by m.chunk_rowid having count(*) = json_array_length(${'$meta'})`;
 
 /** SQL of retrieval, reads only: FTS5 keyword ranking over chunks_fts and chunk lookups by rowid, each compiled once. */
 export class RetrievalRepository {
@@ -34,6 +44,7 @@ export class RetrievalRepository {
   private readonly floor;
   private readonly ranked;
   private readonly chunks;
+  private readonly metadataRowids;
 
   constructor(private readonly db: Db) {
     const run = db as never;
@@ -46,15 +57,17 @@ export class RetrievalRepository {
       run,
       sql<{ n: number; last: number | null }>`select count(*) as n, max(rowid) as last from (select rowid from chunks_fts where chunks_fts match ${'$match'} limit ${'$cap'})`.compile(db),
     );
-    this.floor = prepared<{ rowid: number }, { match: string; offset: number }>(
+    this.floor = prepared<{ rowid: number }, { match: string; offset: number; meta: string | null }>(
       run,
-      sql<{ rowid: number }>`select rowid from chunks_fts where chunks_fts match ${'$match'} order by rowid desc limit 1 offset ${'$offset'}`.compile(db),
+      sql<{ rowid: number }>`select rowid from chunks_fts where chunks_fts match ${'$match'}
+        and (${'$meta'} is null or rowid in (${metadataRowids()})) order by rowid desc limit 1 offset ${'$offset'}`.compile(db),
     );
     // ORDER BY bm25() rather than rank: FTS5's rank sorter scores every match and ignores the rowid bound.
-    this.ranked = prepared<{ rowid: number; bm25: number }, { match: string; minRowid: number; limit: number }>(
+    this.ranked = prepared<{ rowid: number; bm25: number }, { match: string; minRowid: number; limit: number; meta: string | null }>(
       run,
       sql<{ rowid: number; bm25: number }>`select rowid, bm25(chunks_fts) as bm25 from chunks_fts
-        where chunks_fts match ${'$match'} and rowid >= ${'$minRowid'} order by bm25 limit ${'$limit'}`.compile(db),
+        where chunks_fts match ${'$match'} and rowid >= ${'$minRowid'}
+          and (${'$meta'} is null or rowid in (${metadataRowids()})) order by bm25 limit ${'$limit'}`.compile(db),
     );
     // CROSS JOIN keeps the rowid list as the outer loop (else SQLite scans every indexed document's chunks).
     this.chunks = prepared<ChunkHit, { rowids: string; documentIds: string | null; groups: string | null }>(
@@ -67,6 +80,13 @@ export class RetrievalRepository {
           and (${'$documentIds'} is null or d.id in (select value from json_each(${'$documentIds'})))
           and (${'$groups'} is null or exists (select 1 from json_each(d.groups) g where g.value in (select value from json_each(${'$groups'}))))`.compile(db),
     );
+    this.metadataRowids = prepared<{ chunk_rowid: number }, { meta: string }>(run, sql<{ chunk_rowid: number }>`${metadataRowids()}`.compile(db));
+  }
+
+  /** The chunks that pass a metadata filter: what the vector search may return. */
+  async rowidsWithMetadata(conditions: NonNullable<SearchFilters['metadata']>): Promise<Set<number>> {
+    const rows = await this.metadataRowids({ meta: JSON.stringify(conditions) });
+    return new Set(rows.map((row) => row.chunk_rowid));
   }
 
   /** Chunks containing each term, counted up to `cap` and estimated beyond it (see probedFrequency): a common term costs no more than a rare one. */
@@ -79,13 +99,13 @@ export class RetrievalRepository {
   }
 
   /** Rowid of the (offset+1)-th newest match, or 0 when fewer rows match. */
-  async newestMatchFloor(match: string, offset: number): Promise<number> {
-    return (await this.floor({ match, offset }))[0]?.rowid ?? 0;
+  async newestMatchFloor(match: string, offset: number, metadata?: SearchFilters['metadata']): Promise<number> {
+    return (await this.floor({ match, offset, meta: metadataParam(metadata) }))[0]?.rowid ?? 0;
   }
 
   /** Best bm25 matches first, among rows at or above `minRowid`. Text and heading weigh the same. */
-  async keywordRanked(match: string, limit: number, minRowid = 0): Promise<RankedRowid[]> {
-    const rows = await this.ranked({ match, minRowid, limit });
+  async keywordRanked(match: string, limit: number, minRowid = 0, metadata?: SearchFilters['metadata']): Promise<RankedRowid[]> {
+    const rows = await this.ranked({ match, minRowid, limit, meta: metadataParam(metadata) });
     return rows.map((row) => ({ rowid: row.rowid, score: -row.bm25 }));
   }
 
@@ -99,3 +119,5 @@ export class RetrievalRepository {
     });
   }
 }
+
+const metadataParam = (metadata: SearchFilters['metadata']) => (metadata?.length ? JSON.stringify(metadata) : null);

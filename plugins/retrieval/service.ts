@@ -2,6 +2,7 @@ import { conflict } from '../../core/errors.js';
 import { BoundedMap } from '../../core/bounded-map.js';
 import type { Embedder } from '../../native/embeddings/index.js';
 import type { VectorIndex } from '../../native/vector-index/index.js';
+import { searchVectors } from '../index/index.js';
 import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, dropNearDuplicates, fuse, textSignature, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery } from './keyword-query.js';
 import type { ChunkHit, RetrievalRepository, SearchFilters } from './repository.js';
@@ -98,8 +99,8 @@ export class RetrievalService {
     };
     // The query embeds (in the embedder's own thread) while the keyword side runs its SQL; then one lookup hydrates both lists.
     const [vectorSide, keywordSide] = await Promise.all([
-      modeUsed !== 'keyword' && !('unavailable' in side) ? this.vectorCandidates(side, request.query, n) : null,
-      modeUsed !== 'vector' ? this.keywordCandidates(request.query, n) : null,
+      modeUsed !== 'keyword' && !('unavailable' in side) ? this.vectorCandidates(side, request.query, n, filters) : null,
+      modeUsed !== 'vector' ? this.keywordCandidates(request.query, n, filters) : null,
     ]);
     await hydrate([...(vectorSide?.list ?? []), ...(keywordSide?.list ?? [])]);
     const vectorList = vectorSide ? await this.visible(vectorSide, n, hydrate, hits) : [];
@@ -150,9 +151,13 @@ export class RetrievalService {
     return { embedder, vectors };
   }
 
-  private async vectorCandidates(side: { embedder: Embedder; vectors: VectorIndex }, query: string, n: number): Promise<Candidates> {
-    const queryVector = await this.queryVector(side.embedder, query);
-    const fetch = async (limit: number) => side.vectors.search(queryVector, limit).map(({ label, score }) => ({ rowid: label, score }));
+  private async vectorCandidates(side: { embedder: Embedder; vectors: VectorIndex }, query: string, n: number, filters: SearchFilters): Promise<Candidates> {
+    // A metadata filter restricts the vector search itself to the chunks that pass it.
+    const [queryVector, allowed] = await Promise.all([
+      this.queryVector(side.embedder, query),
+      filters.metadata?.length ? this.repository.rowidsWithMetadata(filters.metadata) : undefined,
+    ]);
+    const fetch = async (limit: number) => searchVectors(side.vectors, queryVector, limit, allowed).map(({ label, score }) => ({ rowid: label, score }));
     return { list: await fetch(n), limit: n, fetch };
   }
 
@@ -170,14 +175,14 @@ export class RetrievalService {
     return vector;
   }
 
-  private async keywordCandidates(query: string, n: number): Promise<Candidates | null> {
+  private async keywordCandidates(query: string, n: number, filters: SearchFilters): Promise<Candidates | null> {
     const terms = candidateTerms(query);
     const frequencies = await this.repository.termFrequencies(terms, KEYWORD_LIMITS.probeCap);
     const plan = planKeywordQuery(terms.map((term, i) => ({ term, df: frequencies[i] })));
     if (!plan) return null;
     const ranked = async (match: string): Promise<Candidates> => {
-      const floor = plan.windowed ? await this.repository.newestMatchFloor(match, KEYWORD_LIMITS.rowBudget) : 0;
-      const fetch = (limit: number) => this.repository.keywordRanked(match, limit, floor);
+      const floor = plan.windowed ? await this.repository.newestMatchFloor(match, KEYWORD_LIMITS.rowBudget, filters.metadata) : 0;
+      const fetch = (limit: number) => this.repository.keywordRanked(match, limit, floor, filters.metadata);
       return { list: await fetch(n), limit: n, fetch };
     };
     const relaxed = plan.relaxed;

@@ -1,0 +1,130 @@
+import { type RawBuilder, sql } from 'kysely';
+import type { Db } from '../../core/db/database.js';
+
+/** The source analytics read: its documents (uploads: source_id null) and the ids of its rules. */
+export interface AnalyticsSource {
+  type: 'upload' | 'connector' | 'integration';
+  id: string;
+  documentSourceId: string | null;
+}
+
+export interface Summary {
+  count: number;
+  min: number | null;
+  max: number | null;
+  mean: number | null;
+}
+
+/** Every query of analytics, in SQL (reads only): aggregates over one source's chunks, documents and rule results. */
+export class AnalyticsRepository {
+  constructor(private readonly db: Db) {}
+
+  /** Its indexed documents, as a subquery. */
+  private documents(source: AnalyticsSource): RawBuilder<unknown> {
+    return sql`select id from documents where source_type = ${source.type} and source_id is ${source.documentSourceId} and status = 'indexed'`;
+  }
+
+  /** Its rules' ids, as a subquery. */
+  private rules(source: AnalyticsSource): RawBuilder<unknown> {
+    return sql`select id from metadata_rules where source_type = ${source.type} and source_id = ${source.id}`;
+  }
+
+  /** A numeric column over the source's chunks or documents: the rows' values, as a subquery named by `values`. */
+  private chunkSizes(source: AnalyticsSource): RawBuilder<unknown> {
+    return sql`select c.char_count as v from chunks c where c.document_id in (${this.documents(source)})`;
+  }
+
+  private chunksPerDocument(source: AnalyticsSource): RawBuilder<unknown> {
+    return sql`select d.chunk_count as v from documents d where d.id in (${this.documents(source)})`;
+  }
+
+  chunkSizeSummary(source: AnalyticsSource) {
+    return this.summary(this.chunkSizes(source));
+  }
+
+  documentChunkSummary(source: AnalyticsSource) {
+    return this.summary(this.chunksPerDocument(source));
+  }
+
+  chunkSizeValueAt(source: AnalyticsSource, offset: number) {
+    return this.valueAt(this.chunkSizes(source), offset);
+  }
+
+  documentChunksValueAt(source: AnalyticsSource, offset: number) {
+    return this.valueAt(this.chunksPerDocument(source), offset);
+  }
+
+  chunkSizeHistogram(source: AnalyticsSource, min: number, width: number, buckets: number) {
+    return this.histogram(this.chunkSizes(source), min, width, buckets);
+  }
+
+  documentChunksHistogram(source: AnalyticsSource, min: number, width: number, buckets: number) {
+    return this.histogram(this.chunksPerDocument(source), min, width, buckets);
+  }
+
+  private async summary(values: RawBuilder<unknown>): Promise<Summary> {
+    const { rows } = await sql<Summary>`select count(*) as count, min(v) as min, max(v) as max, avg(v) as mean from (${values})`.execute(this.db);
+    return rows[0];
+  }
+
+  /** The value at a rank (0-based) in ascending order: medians and percentiles. */
+  private async valueAt(values: RawBuilder<unknown>, offset: number): Promise<number | null> {
+    const { rows } = await sql<{ v: number }>`select v from (${values}) order by v limit 1 offset ${offset}`.execute(this.db);
+    return rows[0]?.v ?? null;
+  }
+
+  /** Counts per equal-width bucket (the last one takes the maximum). */
+  private async histogram(values: RawBuilder<unknown>, min: number, width: number, buckets: number): Promise<Map<number, number>> {
+    const { rows } = await sql<{ bucket: number; n: number }>`select min(cast((v - ${min}) / ${width} as integer), ${buckets - 1}) as bucket, count(*) as n
+      from (${values}) group by bucket`.execute(this.db);
+    return new Map(rows.map((row) => [row.bucket, row.n]));
+  }
+
+  async totals(source: AnalyticsSource): Promise<{ documents: number; chunks: number }> {
+    const { rows } = await sql<{ documents: number; chunks: number }>`select
+      (select count(*) from (${this.documents(source)})) as documents,
+      (select count(*) from chunks where document_id in (${this.documents(source)})) as chunks`.execute(this.db);
+    return rows[0];
+  }
+
+  /** Per rule of the source: chunks and documents its pattern matched. */
+  async hitsPerRule(source: AnalyticsSource): Promise<Array<{ rule_id: string; chunks: number; documents: number }>> {
+    const { rows } = await sql<{ rule_id: string; chunks: number; documents: number }>`select rule_id, count(*) as chunks, count(distinct document_id) as documents
+      from chunk_rule_hits where rule_id in (${this.rules(source)}) group by rule_id`.execute(this.db);
+    return rows;
+  }
+
+  /** Per field of the source's rules: chunks with a value, by how they got it, and distinct values. */
+  async valuesPerField(source: AnalyticsSource): Promise<Array<{ field_name: string; origin: 'self' | 'inherited' | 'document'; chunks: number; documents: number; distinct_values: number }>> {
+    const { rows } = await sql<{ field_name: string; origin: 'self' | 'inherited' | 'document'; chunks: number; documents: number; distinct_values: number }>`select
+        m.field_name, m.origin, count(*) as chunks, count(distinct c.document_id) as documents, count(distinct m.value) as distinct_values
+      from chunk_metadata m join chunks c on c.rowid = m.chunk_rowid
+      where m.rule_id in (${this.rules(source)}) group by m.field_name, m.origin`.execute(this.db);
+    return rows;
+  }
+
+  /** Per field: chunks with any value and distinct values over all origins. */
+  async fieldTotals(source: AnalyticsSource): Promise<Array<{ field_name: string; chunks: number; documents: number; distinct_values: number }>> {
+    const { rows } = await sql<{ field_name: string; chunks: number; documents: number; distinct_values: number }>`select
+        m.field_name, count(*) as chunks, count(distinct c.document_id) as documents, count(distinct m.value) as distinct_values
+      from chunk_metadata m join chunks c on c.rowid = m.chunk_rowid
+      where m.rule_id in (${this.rules(source)}) group by m.field_name`.execute(this.db);
+    return rows;
+  }
+
+  /** Chunks of the source without any metadata value, and up to `sample` of their documents. */
+  async emptyChunks(source: AnalyticsSource, sample: number): Promise<{ chunks: number; documents: number; sample: string[] }> {
+    const empty = sql`select c.document_id from chunks c where c.document_id in (${this.documents(source)})
+      and not exists (select 1 from chunk_metadata m where m.chunk_rowid = c.rowid)`;
+    const { rows } = await sql<{ chunks: number; documents: number }>`select count(*) as chunks, count(distinct document_id) as documents from (${empty})`.execute(this.db);
+    const ids = await sql<{ document_id: string }>`select distinct document_id from (${empty}) order by document_id limit ${sample}`.execute(this.db);
+    return { ...rows[0], sample: ids.rows.map((row) => row.document_id) };
+  }
+
+  /** Where two or more rules of a field matched: per field and winning rule, how often it won. */
+  async contestedWins(source: AnalyticsSource): Promise<Array<{ field_name: string; rule_id: string; wins: number }>> {
+    const { rows } = await sql<{ field_name: string; rule_id: string; wins: number }>`select field_name, rule_id, count(*) as wins
+      from chunk_metadata where rule_id in (${this.rules(source)}) and contenders >= 2 group by field_name, rule_id`.execute(this.db);
+    return rows;
+  }
+}
