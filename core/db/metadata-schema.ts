@@ -23,6 +23,8 @@ export interface MetadataRulesTable {
 /** One field's value on one chunk. */
 export interface ChunkMetadataTable {
   chunk_rowid: number;
+  /** The chunk's document (analytics count documents without reading chunks). */
+  document_id: string;
   field_name: string;
   value: string;
   origin: 'self' | 'inherited' | 'document';

@@ -46,12 +46,12 @@ export class AnalyticsRepository {
     return this.summary(this.chunksPerDocument(source));
   }
 
-  chunkSizeValueAt(source: AnalyticsSource, offset: number) {
-    return this.valueAt(this.chunkSizes(source), offset);
+  chunkSizeValuesAt(source: AnalyticsSource, ranks: number[]) {
+    return this.valuesAt(this.chunkSizes(source), ranks);
   }
 
-  documentChunksValueAt(source: AnalyticsSource, offset: number) {
-    return this.valueAt(this.chunksPerDocument(source), offset);
+  documentChunksValuesAt(source: AnalyticsSource, ranks: number[]) {
+    return this.valuesAt(this.chunksPerDocument(source), ranks);
   }
 
   chunkSizeHistogram(source: AnalyticsSource, min: number, width: number, buckets: number) {
@@ -67,10 +67,11 @@ export class AnalyticsRepository {
     return rows[0];
   }
 
-  /** The value at a rank (0-based) in ascending order: medians and percentiles. */
-  private async valueAt(values: RawBuilder<unknown>, offset: number): Promise<number | null> {
-    const { rows } = await sql<{ v: number }>`select v from (${values}) order by v limit 1 offset ${offset}`.execute(this.db);
-    return rows[0]?.v ?? null;
+  /** The values at these ranks (0-based) in ascending order, from one sort: medians and percentiles. */
+  private async valuesAt(values: RawBuilder<unknown>, ranks: number[]): Promise<Map<number, number>> {
+    const { rows } = await sql<{ v: number; r: number }>`select v, r from (select v, row_number() over (order by v) - 1 as r from (${values}))
+      where r in (${sql.join(ranks)})`.execute(this.db);
+    return new Map(rows.map((row) => [row.r, row.v]));
   }
 
   /** Counts per equal-width bucket (the last one takes the maximum). */
@@ -81,9 +82,9 @@ export class AnalyticsRepository {
   }
 
   async totals(source: AnalyticsSource): Promise<{ documents: number; chunks: number }> {
-    const { rows } = await sql<{ documents: number; chunks: number }>`select
-      (select count(*) from (${this.documents(source)})) as documents,
-      (select count(*) from chunks where document_id in (${this.documents(source)})) as chunks`.execute(this.db);
+    // documents.chunk_count is kept by ingestion: a thousand rows read instead of every chunk.
+    const { rows } = await sql<{ documents: number; chunks: number }>`select count(*) as documents, coalesce(sum(chunk_count), 0) as chunks
+      from documents where id in (${this.documents(source)})`.execute(this.db);
     return rows[0];
   }
 
@@ -94,21 +95,19 @@ export class AnalyticsRepository {
     return rows;
   }
 
-  /** Per field of the source's rules: chunks with a value, by how they got it, and distinct values. */
-  async valuesPerField(source: AnalyticsSource): Promise<Array<{ field_name: string; origin: 'self' | 'inherited' | 'document'; chunks: number; documents: number; distinct_values: number }>> {
-    const { rows } = await sql<{ field_name: string; origin: 'self' | 'inherited' | 'document'; chunks: number; documents: number; distinct_values: number }>`select
-        m.field_name, m.origin, count(*) as chunks, count(distinct c.document_id) as documents, count(distinct m.value) as distinct_values
-      from chunk_metadata m join chunks c on c.rowid = m.chunk_rowid
-      where m.rule_id in (${this.rules(source)}) group by m.field_name, m.origin`.execute(this.db);
+  /** Per rule of the source and origin: the chunks whose value it gave (each chunk has one rule per field, so these add up per field). */
+  async valuesPerRule(source: AnalyticsSource): Promise<Array<{ rule_id: string; origin: 'self' | 'inherited' | 'document'; chunks: number }>> {
+    const { rows } = await sql<{ rule_id: string; origin: 'self' | 'inherited' | 'document'; chunks: number }>`select rule_id, origin, count(*) as chunks
+      from chunk_metadata where rule_id in (${this.rules(source)}) group by rule_id, origin`.execute(this.db);
     return rows;
   }
 
-  /** Per field: chunks with any value and distinct values over all origins. */
-  async fieldTotals(source: AnalyticsSource): Promise<Array<{ field_name: string; chunks: number; documents: number; distinct_values: number }>> {
+  /** Per field: chunks with a value from the source's rules, their documents and the distinct values. */
+  async fieldTotals(source: AnalyticsSource, fields: string[]): Promise<Array<{ field_name: string; chunks: number; documents: number; distinct_values: number }>> {
+    if (!fields.length) return [];
     const { rows } = await sql<{ field_name: string; chunks: number; documents: number; distinct_values: number }>`select
-        m.field_name, count(*) as chunks, count(distinct c.document_id) as documents, count(distinct m.value) as distinct_values
-      from chunk_metadata m join chunks c on c.rowid = m.chunk_rowid
-      where m.rule_id in (${this.rules(source)}) group by m.field_name`.execute(this.db);
+        field_name, count(*) as chunks, count(distinct document_id) as documents, count(distinct value) as distinct_values
+      from chunk_metadata where field_name in (${sql.join(fields)}) and rule_id in (${this.rules(source)}) group by field_name`.execute(this.db);
     return rows;
   }
 
@@ -117,14 +116,15 @@ export class AnalyticsRepository {
     const empty = sql`select c.document_id from chunks c where c.document_id in (${this.documents(source)})
       and not exists (select 1 from chunk_metadata m where m.chunk_rowid = c.rowid)`;
     const { rows } = await sql<{ chunks: number; documents: number }>`select count(*) as chunks, count(distinct document_id) as documents from (${empty})`.execute(this.db);
-    const ids = await sql<{ document_id: string }>`select distinct document_id from (${empty}) order by document_id limit ${sample}`.execute(this.db);
+    // In scan order (no sort): the query stops at the sample's size.
+    const ids = await sql<{ document_id: string }>`select distinct document_id from (${empty}) limit ${sample}`.execute(this.db);
     return { ...rows[0], sample: ids.rows.map((row) => row.document_id) };
   }
 
-  /** Where two or more rules of a field matched: per field and winning rule, how often it won. */
-  async contestedWins(source: AnalyticsSource): Promise<Array<{ field_name: string; rule_id: string; wins: number }>> {
-    const { rows } = await sql<{ field_name: string; rule_id: string; wins: number }>`select field_name, rule_id, count(*) as wins
-      from chunk_metadata where rule_id in (${this.rules(source)}) and contenders >= 2 group by field_name, rule_id`.execute(this.db);
+  /** Where two or more rules of a field matched: per winning rule, how often it won. */
+  async contestedWins(source: AnalyticsSource): Promise<Array<{ rule_id: string; wins: number }>> {
+    const { rows } = await sql<{ rule_id: string; wins: number }>`select rule_id, count(*) as wins
+      from chunk_metadata where rule_id in (${this.rules(source)}) and contenders >= 2 group by rule_id`.execute(this.db);
     return rows;
   }
 }

@@ -30,7 +30,7 @@ export class AnalyticsService {
     return {
       ...header(source),
       unit: 'characters' as const,
-      ...(await this.distribution(summary, (offset) => this.repository.chunkSizeValueAt(source, offset), (min, width) => this.repository.chunkSizeHistogram(source, min, width, BUCKETS))),
+      ...(await this.distribution(summary, (ranks) => this.repository.chunkSizeValuesAt(source, ranks), (min, width) => this.repository.chunkSizeHistogram(source, min, width, BUCKETS))),
     };
   }
 
@@ -39,7 +39,7 @@ export class AnalyticsService {
     const summary = await this.repository.documentChunkSummary(source);
     return {
       ...header(source),
-      ...(await this.distribution(summary, (offset) => this.repository.documentChunksValueAt(source, offset), (min, width) => this.repository.documentChunksHistogram(source, min, width, BUCKETS))),
+      ...(await this.distribution(summary, (ranks) => this.repository.documentChunksValuesAt(source, ranks), (min, width) => this.repository.documentChunksHistogram(source, min, width, BUCKETS))),
     };
   }
 
@@ -68,7 +68,8 @@ export class AnalyticsService {
 
   async metadataCoverage(sourceId: string) {
     const source = await this.rules.source(sourceId);
-    const [rules, totals, fields] = await Promise.all([this.rules.list(sourceId), this.repository.totals(source), this.repository.fieldTotals(source)]);
+    const rules = await this.rules.list(sourceId);
+    const [totals, fields] = await Promise.all([this.repository.totals(source), this.repository.fieldTotals(source, fieldNames(rules))]);
     const byField = new Map(fields.map((field) => [field.field_name, field]));
     return {
       ...header(source),
@@ -90,13 +91,14 @@ export class AnalyticsService {
 
   async inheritanceRatio(sourceId: string) {
     const source = await this.rules.source(sourceId);
-    const [rules, totals, values] = await Promise.all([this.rules.list(sourceId), this.repository.totals(source), this.repository.valuesPerField(source)]);
+    const [rules, totals, values] = await Promise.all([this.rules.list(sourceId), this.repository.totals(source), this.repository.valuesPerRule(source)]);
+    const fieldOf = new Map(rules.map((rule) => [rule.id, rule.field_name]));
     const chunkFields = fieldNames(rules.filter((rule) => rule.level === 'chunk'));
     return {
       ...header(source),
       chunks_total: totals.chunks,
       fields: chunkFields.map((name) => {
-        const count = (origin: string) => values.find((row) => row.field_name === name && row.origin === origin)?.chunks ?? 0;
+        const count = (origin: string) => values.filter((row) => fieldOf.get(row.rule_id) === name && row.origin === origin).reduce((sum, row) => sum + row.chunks, 0);
         const [self, inherited, document] = [count('self'), count('inherited'), count('document')];
         const empty = Math.max(0, totals.chunks - self - inherited - document);
         return {
@@ -130,15 +132,17 @@ export class AnalyticsService {
   async rulePriorityAudit(sourceId: string) {
     const source = await this.rules.source(sourceId);
     const [rules, wins] = await Promise.all([this.rules.list(sourceId), this.repository.contestedWins(source)]);
+    const winsOf = new Map(wins.map((row) => [row.rule_id, row.wins]));
     return {
       ...header(source),
       fields: fieldNames(rules).map((name) => {
-        const contested = wins.filter((row) => row.field_name === name).reduce((sum, row) => sum + row.wins, 0);
+        const ofField = rules.filter((rule) => rule.field_name === name);
+        const contested = ofField.reduce((sum, rule) => sum + (winsOf.get(rule.id) ?? 0), 0);
         return {
           field_name: name,
           contested,
-          rules: rules.filter((rule) => rule.field_name === name).map((rule) => {
-            const won = wins.find((row) => row.field_name === name && row.rule_id === rule.id)?.wins ?? 0;
+          rules: ofField.map((rule) => {
+            const won = winsOf.get(rule.id) ?? 0;
             return { rule_id: rule.id, level: rule.level, priority: rule.priority, wins: won, win_rate: ratio(won, contested) };
           }),
         };
@@ -146,12 +150,14 @@ export class AnalyticsService {
     };
   }
 
-  private async distribution(summary: Summary, valueAt: (offset: number) => Promise<number | null>, histogram: (min: number, width: number) => Promise<Map<number, number>>) {
+  private async distribution(summary: Summary, valuesAt: (ranks: number[]) => Promise<Map<number, number>>, histogram: (min: number, width: number) => Promise<Map<number, number>>) {
     const { count, min, max } = summary;
     if (!count || min === null || max === null) return { count: 0, min: null, max: null, mean: null, median: null, p90: null, buckets: [] as Bucket[] };
     const width = Math.max(1, Math.ceil((max - min + 1) / BUCKETS));
     const buckets = Math.min(BUCKETS, Math.ceil((max - min + 1) / width));
-    const [median, p90, counts] = await Promise.all([valueAt(rankOf(0.5, count)), valueAt(rankOf(0.9, count)), histogram(min, width)]);
+    const ranks = [rankOf(0.5, count), rankOf(0.9, count)];
+    const [values, counts] = await Promise.all([valuesAt(ranks), histogram(min, width)]);
+    const [median, p90] = ranks.map((rank) => values.get(rank) ?? null);
     return {
       count,
       min,

@@ -27,6 +27,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   await sql`create table chunk_metadata (
     chunk_rowid integer not null references chunks(rowid) on delete cascade,
+    document_id text not null,
     field_name text not null,
     value text not null,
     origin text not null check (origin in ('self', 'inherited', 'document')),
@@ -34,8 +35,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     contenders integer not null,
     primary key (chunk_rowid, field_name)
   ) without rowid`.execute(db);
-  await sql`create index chunk_metadata_value on chunk_metadata(field_name, value, chunk_rowid)`.execute(db);
-  await sql`create index chunk_metadata_rule on chunk_metadata(rule_id, origin, contenders)`.execute(db);
+  // Covering indexes: retrieval's filter reads (field_name, value) -> chunk_rowid; analytics count per field and per rule without reading rows.
+  await sql`create index chunk_metadata_value on chunk_metadata(field_name, value, rule_id, document_id, chunk_rowid)`.execute(db);
+  await sql`create index chunk_metadata_rule on chunk_metadata(rule_id, contenders, origin)`.execute(db);
 
   await sql`create table chunk_rule_hits (
     rule_id text not null,
@@ -44,6 +46,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     primary key (rule_id, chunk_rowid)
   ) without rowid`.execute(db);
   await sql`create index chunk_rule_hits_chunk on chunk_rule_hits(chunk_rowid)`.execute(db);
+  // Hit rates count distinct documents per rule in index order, without a sort.
+  await sql`create index chunk_rule_hits_document on chunk_rule_hits(rule_id, document_id)`.execute(db);
+  // Chunk-size analytics read lengths per document from the index alone (the rows hold the text).
+  await sql`create index chunks_document_size on chunks(document_id, char_count)`.execute(db);
 
   await sql`create table document_rule_state (
     document_id text primary key references documents(id) on delete cascade,
