@@ -8,6 +8,13 @@ export interface AnalyticsSource {
   documentSourceId: string | null;
 }
 
+/** The histogram bucket a rank falls in, and how many values lie below it. */
+export interface RankBucket {
+  from: number;
+  to: number;
+  before: number;
+}
+
 export interface Summary {
   count: number;
   min: number | null;
@@ -46,12 +53,12 @@ export class AnalyticsRepository {
     return this.summary(this.chunksPerDocument(source));
   }
 
-  chunkSizeValuesAt(source: AnalyticsSource, ranks: number[]) {
-    return this.valuesAt(this.chunkSizes(source), ranks);
+  chunkSizeValueAt(source: AnalyticsSource, rank: number, bucket: RankBucket) {
+    return this.valueAt(this.chunkSizes(source), rank, bucket);
   }
 
-  documentChunksValuesAt(source: AnalyticsSource, ranks: number[]) {
-    return this.valuesAt(this.chunksPerDocument(source), ranks);
+  documentChunksValueAt(source: AnalyticsSource, rank: number, bucket: RankBucket) {
+    return this.valueAt(this.chunksPerDocument(source), rank, bucket);
   }
 
   chunkSizeHistogram(source: AnalyticsSource, min: number, width: number, buckets: number) {
@@ -67,11 +74,14 @@ export class AnalyticsRepository {
     return rows[0];
   }
 
-  /** The values at these ranks (0-based) in ascending order, from one sort: medians and percentiles. */
-  private async valuesAt(values: RawBuilder<unknown>, ranks: number[]): Promise<Map<number, number>> {
-    const { rows } = await sql<{ v: number; r: number }>`select v, r from (select v, row_number() over (order by v) - 1 as r from (${values}))
-      where r in (${sql.join(ranks)})`.execute(this.db);
-    return new Map(rows.map((row) => [row.r, row.v]));
+  /**
+   * The value at a rank (0-based) in ascending order, for medians and percentiles: only the values of
+   * [from, to) are sorted (the histogram bucket the rank falls in), `before` being the count below `from`.
+   */
+  private async valueAt(values: RawBuilder<unknown>, rank: number, bucket: { from: number; to: number; before: number }): Promise<number | null> {
+    const { rows } = await sql<{ v: number }>`select v from (${values}) where v >= ${bucket.from} and v < ${bucket.to}
+      order by v limit 1 offset ${rank - bucket.before}`.execute(this.db);
+    return rows[0]?.v ?? null;
   }
 
   /** Counts per equal-width bucket (the last one takes the maximum). */

@@ -1,5 +1,5 @@
 import type { MetadataRulesService } from '../metadata-rules/index.js';
-import type { AnalyticsRepository, AnalyticsSource, Summary } from './repository.js';
+import type { AnalyticsRepository, AnalyticsSource, RankBucket, Summary } from './repository.js';
 
 /** Histogram buckets of the distributions. */
 const BUCKETS = 20;
@@ -30,7 +30,7 @@ export class AnalyticsService {
     return {
       ...header(source),
       unit: 'characters' as const,
-      ...(await this.distribution(summary, (ranks) => this.repository.chunkSizeValuesAt(source, ranks), (min, width) => this.repository.chunkSizeHistogram(source, min, width, BUCKETS))),
+      ...(await this.distribution(summary, (rank, bucket) => this.repository.chunkSizeValueAt(source, rank, bucket), (min, width) => this.repository.chunkSizeHistogram(source, min, width, BUCKETS))),
     };
   }
 
@@ -39,7 +39,7 @@ export class AnalyticsService {
     const summary = await this.repository.documentChunkSummary(source);
     return {
       ...header(source),
-      ...(await this.distribution(summary, (ranks) => this.repository.documentChunksValuesAt(source, ranks), (min, width) => this.repository.documentChunksHistogram(source, min, width, BUCKETS))),
+      ...(await this.distribution(summary, (rank, bucket) => this.repository.documentChunksValueAt(source, rank, bucket), (min, width) => this.repository.documentChunksHistogram(source, min, width, BUCKETS))),
     };
   }
 
@@ -150,14 +150,20 @@ export class AnalyticsService {
     };
   }
 
-  private async distribution(summary: Summary, valuesAt: (ranks: number[]) => Promise<Map<number, number>>, histogram: (min: number, width: number) => Promise<Map<number, number>>) {
+  private async distribution(summary: Summary, valueAt: (rank: number, bucket: RankBucket) => Promise<number | null>, histogram: (min: number, width: number) => Promise<Map<number, number>>) {
     const { count, min, max } = summary;
     if (!count || min === null || max === null) return { count: 0, min: null, max: null, mean: null, median: null, p90: null, buckets: [] as Bucket[] };
     const width = Math.max(1, Math.ceil((max - min + 1) / BUCKETS));
     const buckets = Math.min(BUCKETS, Math.ceil((max - min + 1) / width));
-    const ranks = [rankOf(0.5, count), rankOf(0.9, count)];
-    const [values, counts] = await Promise.all([valuesAt(ranks), histogram(min, width)]);
-    const [median, p90] = ranks.map((rank) => values.get(rank) ?? null);
+    const counts = await histogram(min, width);
+    const edges = Array.from({ length: buckets }, (_, i) => ({ from: min + i * width, to: i === buckets - 1 ? max + 1 : min + (i + 1) * width, count: counts.get(i) ?? 0 }));
+    // Each percentile sorts only the values of the bucket its rank falls in.
+    const at = (rank: number) => {
+      let before = 0;
+      const bucket = edges.find((edge) => (before += edge.count) > rank)!;
+      return valueAt(rank, { from: bucket.from, to: bucket.to, before: before - bucket.count });
+    };
+    const [median, p90] = await Promise.all([at(rankOf(0.5, count)), at(rankOf(0.9, count))]);
     return {
       count,
       min,
@@ -165,7 +171,7 @@ export class AnalyticsService {
       mean: round(summary.mean),
       median,
       p90,
-      buckets: Array.from({ length: buckets }, (_, i): Bucket => ({ from: min + i * width, to: i === buckets - 1 ? max + 1 : min + (i + 1) * width, count: counts.get(i) ?? 0 })),
+      buckets: edges as Bucket[],
     };
   }
 }
