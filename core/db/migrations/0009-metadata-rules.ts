@@ -38,6 +38,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // Covering indexes: retrieval's filter reads (field_name, value) -> chunk_rowid; analytics count per field and per rule without reading rows.
   await sql`create index chunk_metadata_value on chunk_metadata(field_name, value, rule_id, document_id, chunk_rowid)`.execute(db);
   await sql`create index chunk_metadata_rule on chunk_metadata(rule_id, contenders, origin)`.execute(db);
+  // Inheritance ratios count per (rule, origin) in index order, without a sort.
+  await sql`create index chunk_metadata_origin on chunk_metadata(rule_id, origin)`.execute(db);
 
   await sql`create table chunk_rule_hits (
     rule_id text not null,
