@@ -22,6 +22,8 @@ import schedules, { scheduler } from './schedules/index.js';
 import retrieval from './retrieval/index.js';
 import conversations from './conversations/index.js';
 import chat from './chat/index.js';
+import metadataRules from './metadata-rules/index.js';
+import analytics from './analytics/index.js';
 import apiDocs from './api-docs/index.js';
 import webUi from './web-ui/index.js';
 
@@ -52,6 +54,8 @@ export const featurePlugins: FastifyPluginAsync[] = [
   retrieval,
   conversations,
   chat,
+  metadataRules,
+  analytics,
   apiDocs,
   // Last: its catch-all GET serves the UI for every path no route above claimed.
   webUi,

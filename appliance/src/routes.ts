@@ -40,6 +40,9 @@ export const routes: AppRoute[] = [
   { path: '/documents', title: 'Documents', access: viewer, load: () => import('./documents/DocumentsPage'), nav: { label: 'Documents', section: 'Library' } },
   { path: '/connectors', title: 'Connectors', access: viewer, load: () => import('./connectors/ConnectorsPage'), nav: { label: 'Connectors', section: 'Library' } },
   { path: '/integrations', title: 'Integrations', access: viewer, load: () => import('./integrations/IntegrationsPage'), nav: { label: 'Integrations', section: 'Library' } },
+  // Readable on every plan: after a downgrade the kept rules are listed as inactive.
+  { path: '/metadata', title: 'Metadata rules', access: viewer, load: () => import('./metadata/MetadataPage'), nav: { label: 'Metadata rules', section: 'Library' } },
+  { path: '/analytics', title: 'Analytics', access: { role: 'viewer', tier: 'PRO' }, load: () => import('./analytics/AnalyticsPage'), nav: { label: 'Analytics', section: 'Library' } },
 
   { path: '/jobs', title: 'Jobs', access: viewer, load: () => import('./jobs/JobsPage'), nav: { label: 'Jobs', section: 'System' } },
   { path: '/index', title: 'Search index', access: viewer, load: () => import('./search-index/IndexPage'), nav: { label: 'Search index', section: 'System' } },

@@ -3,6 +3,7 @@ import type { AuditChainAnchorTable, AuditLogTable, AuditSweepGateTable } from '
 import type { ConversationTurnsTable, ConversationsTable } from './conversations-schema.js';
 import type { ChunksTable, ConnectorsTable, DocumentsTable, IntegrationPagesTable, IntegrationsTable } from './documents-schema.js';
 import type { SchedulerLeaderLockTable, SchedulesTable } from './schedules-schema.js';
+import type { ChunkMetadataTable, ChunkRuleHitsTable, DocumentRuleStateTable, MetadataRulesTable } from './metadata-schema.js';
 
 /** The one typed view of the database. Timestamps are epoch milliseconds; JSON columns are text. */
 export interface Database {
@@ -26,6 +27,10 @@ export interface Database {
   oidc_login_states: OidcLoginStatesTable;
   oidc_identities: OidcIdentitiesTable;
   oidc_handoffs: OidcHandoffsTable;
+  metadata_rules: MetadataRulesTable;
+  chunk_metadata: ChunkMetadataTable;
+  chunk_rule_hits: ChunkRuleHitsTable;
+  document_rule_state: DocumentRuleStateTable;
   groups: GroupsTable;
   schedules: SchedulesTable;
   scheduler_leader_lock: SchedulerLeaderLockTable;

@@ -122,9 +122,11 @@ export class ChatService {
       emit(SMALL_TALK_ANSWERS[classification.smallTalk]);
     } else {
       started = performance.now();
-      const filters = classification.kind === 'metadata' ? await this.filters(classification.hints, request.query) : undefined;
+      // Every question goes through the hooks: metadata rules classify by their own patterns, not by the hints.
+      const hints = classification.kind === 'metadata' ? classification.hints : NO_HINTS;
+      const filters = await this.filters(hints, request.query);
       const search = await this.deps.retrieval.search({ query: rewrite.query, k: base.k, mode: base.mode, filters, groups: chat.groups });
-      settings = { ...search.retrieval_settings, ...base, retrieved: true };
+      settings = { ...search.retrieval_settings, ...base, ...(filters ? { classification: 'metadata' as const } : {}), retrieved: true };
       sources = relevantResults(search.results, rewrite.query, search.retrieval_settings.score).map(toSource);
       timing.retrieve = elapsed(started);
 
@@ -207,6 +209,7 @@ export class ChatService {
   }
 }
 
+const NO_HINTS: MetadataHints = { filenames: [], years: null };
 const unchanged = (query: string): Rewrite => ({ query, rewritten: null, by: null });
 const elapsed = (started: number) => Math.round((performance.now() - started) * 100) / 100;
 

@@ -78,6 +78,12 @@ export class DocumentsRepository {
     return new Map(rows.map((row) => [row.source_id!, Number(row.n)]));
   }
 
+  /** Ids of a source's documents (uploads: source_id null), oldest first. */
+  async idsBySource(sourceType: SourceType, sourceId: string | null): Promise<string[]> {
+    const rows = await this.db.selectFrom('documents').select('id').where('source_type', '=', sourceType).where('source_id', 'is', sourceId).orderBy('created_at').orderBy('id').execute();
+    return rows.map((row) => row.id);
+  }
+
   findByIds(ids: string[]): Promise<DocumentRow[]> {
     if (ids.length === 0) return Promise.resolve([]);
     return this.db.selectFrom('documents').selectAll().where('id', 'in', ids).execute();

@@ -143,6 +143,11 @@ export class DocumentsService {
     return this.repository.countsBySource(sourceType, sourceIds);
   }
 
+  /** Ids of a source's documents, oldest first; uploads are the source ('upload', null). */
+  idsOfSource(sourceType: SourceType, sourceId: string | null): Promise<string[]> {
+    return this.repository.idsBySource(sourceType, sourceId);
+  }
+
   /** Ids of documents by file name, in any case (a chat question naming "budget.pdf" searches that file). */
   idsByFilenames(filenames: string[]): Promise<string[]> {
     return this.repository.findIdsByFilenames(filenames);

@@ -22,5 +22,5 @@ export default fp(
     app.decorate('groups', service);
     await app.register(groupsRoutes);
   },
-  { name: 'groups', dependencies: ['hearth-guard', 'users', 'sessions'] },
+  { name: 'groups', dependencies: ['hearth-guard', 'audit', 'users', 'sessions'] },
 );

@@ -21,6 +21,7 @@ export const groupsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const group = await app.groups.create(request.body.name);
     request.log.info({ event: 'group.create', group: group.id }, 'group created');
+    await app.audit.record(request, { event: 'group.create', target: group.id, details: { name: group.name } });
     return reply.code(201).send(group);
   });
 
@@ -35,6 +36,7 @@ export const groupsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     const group = await app.groups.rename(request.params.id, request.body.name);
     request.log.info({ event: 'group.rename', group: group.id }, 'group renamed');
+    await app.audit.record(request, { event: 'group.rename', target: group.id, details: { name: group.name } });
     return group;
   });
 
@@ -48,6 +50,7 @@ export const groupsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     await app.groups.delete(request.params.id);
     request.log.info({ event: 'group.delete', group: request.params.id }, 'group deleted');
+    await app.audit.record(request, { event: 'group.delete', target: request.params.id });
     return reply.code(204).send(null);
   });
 
@@ -62,6 +65,7 @@ export const groupsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     await app.groups.addMember(request.params.id, request.params.userId);
     request.log.info({ event: 'group.member.add', group: request.params.id, user: app.logPrivacy.user(request.params.userId) }, 'group member added');
+    await app.audit.record(request, { event: 'group.member_add', target: request.params.id, details: { user_id: request.params.userId } });
     return reply.code(204).send(null);
   });
 
@@ -71,6 +75,7 @@ export const groupsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     await app.groups.removeMember(request.params.id, request.params.userId);
     request.log.info({ event: 'group.member.remove', group: request.params.id, user: app.logPrivacy.user(request.params.userId) }, 'group member removed');
+    await app.audit.record(request, { event: 'group.member_remove', target: request.params.id, details: { user_id: request.params.userId } });
     return reply.code(204).send(null);
   });
 
@@ -85,6 +90,7 @@ export const groupsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const reader = await app.groups.readerGroups(principalOf(request).id);
     const groups = await app.groups.setDocumentGroups(request.params.id, request.body.groups, reader);
     request.log.info({ event: 'access.document', document: request.params.id, groups: groups.length }, 'document access changed');
+    await app.audit.record(request, { event: 'access.document', target: request.params.id, details: { groups } });
     return { id: request.params.id, groups };
   });
 
@@ -108,6 +114,7 @@ export const groupsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const reader = await app.groups.readerGroups(principalOf(request).id);
       const groups = await app.groups.setSourceGroups(source, request.params.id, request.body.groups, reader);
       request.log.info({ event: `access.${source}`, source: request.params.id, groups: groups.length }, 'source access changed');
+      await app.audit.record(request, { event: `access.${source}`, target: request.params.id, details: { groups } });
       return { id: request.params.id, groups };
     });
   }

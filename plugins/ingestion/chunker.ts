@@ -104,7 +104,7 @@ function segmentsOf(sections: ExtractedSection[], options: Settings): Segment[] 
   let previous: ExtractedSection | undefined;
   for (const section of sections) {
     const continues =
-      previous && previous.kind === 'text' && section.kind === 'text' && previous.heading === section.heading && previous.sheet === section.sheet;
+      previous && previous.kind === 'text' && section.kind === 'text' && !section.boundary && previous.heading === section.heading && previous.sheet === section.sheet;
     if (!continues) segments.push({ heading: section.heading, sheet: section.sheet, units: [] });
     const segment = segments[segments.length - 1];
     const units = unitsOf(section, options);

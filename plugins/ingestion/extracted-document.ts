@@ -13,6 +13,8 @@ export interface ExtractedSection {
   /** 1-based row as the user sees it in the source, header included (XLSX, CSV, tables). */
   row?: number;
   kind: SectionKind;
+  /** Starts a chunk of its own: a metadata rule's chunk_boundary matched here (the chunker never joins it to the text before). */
+  boundary?: boolean;
 }
 
 export interface ExtractedDocument {

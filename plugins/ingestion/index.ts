@@ -2,8 +2,9 @@ import fp from 'fastify-plugin';
 import { ExtractionPool } from './extraction-pool.js';
 import { IngestionPipeline } from './pipeline.js';
 
-// The public surface: what other plugins may import.
-export type { IngestionPipeline } from './pipeline.js';
+// Ingestion's public surface: what other plugins may import (metadata rules plug in with DocumentRules).
+export type { DocumentRules, IngestionPipeline, RulesLookup } from './pipeline.js';
+export type { ExtractedSection } from './extracted-document.js';
 
 /**
  * Ingestion: the extraction worker pool and the pipeline that indexes documents as jobs.

@@ -5,9 +5,9 @@ import { type JobContext, JobCancelled, type JobRunner } from '../../core/jobs/r
 import type { SettingsStore } from '../../core/settings/store.js';
 import type { Embedder } from '../../native/embeddings/index.js';
 import { type DocumentRow, type DocumentsService, type FileType, UNEXPECTED_REASON } from '../documents/index.js';
-import type { IndexStore, NewChunk } from '../search-index/index.js';
+import type { DocumentMetadata, IndexStore, NewChunk } from '../search-index/index.js';
 import { type ChunkDraft, chunkDocument, chunkId } from './chunker.js';
-import { ExtractionError } from './extracted-document.js';
+import { type ExtractedSection, ExtractionError } from './extracted-document.js';
 import type { ExtractionPool } from './extraction-pool.js';
 
 declare module 'fastify' {
@@ -21,6 +21,17 @@ interface PipelineOptions {
   tablesEnabled: boolean;
   ocrEnabled: boolean;
 }
+
+/** A document's metadata rules (the metadata-rules plugin): chunk boundaries, then values per chunk. */
+export interface DocumentRules {
+  /** Identifies the boundaries `split` applies ('' for none): a document chunked under another key must be chunked again. */
+  boundaryKey: string;
+  split(sections: ExtractedSection[]): ExtractedSection[];
+  label(filename: string, chunks: Array<{ text: string; heading?: string | null }>): Pick<DocumentMetadata, 'values' | 'hits'>;
+}
+
+/** The rules in force for a document; null when none apply (no rules, or the plan no longer includes them). */
+export type RulesLookup = (document: DocumentRow) => Promise<DocumentRules | null>;
 
 /** Chunk size when no embedding model bounds it: MiniLM-class models read 256 tokens. */
 const DEFAULT_CHUNK_TOKENS = 256;
@@ -42,6 +53,8 @@ interface Prepared {
   title?: string;
   drafts: ChunkDraft[];
   ids: string[];
+  /** What the metadata rules gave each chunk. */
+  metadata: Pick<DocumentMetadata, 'values' | 'hits' | 'boundaryKey'>;
   embedder: Embedder | null;
   /** Vectors of the drafts, one request per batch of rows written; none requested when the stored chunks were already these. */
   batches: Array<Promise<Float32Array[]>>;
@@ -68,6 +81,7 @@ export class IngestionPipeline {
   private readonly wordTokens = new WeakMap<Embedder, Map<string, number>>();
   /** The documents of each ingest job enqueued and not started yet, in job order. */
   private readonly upcoming: string[][] = [];
+  private rulesFor: RulesLookup = async () => null;
 
   constructor(
     private readonly documents: DocumentsService,
@@ -78,6 +92,11 @@ export class IngestionPipeline {
     private readonly options: PipelineOptions,
     private readonly log: FastifyBaseLogger,
   ) {}
+
+  /** Metadata rules plug in here: they split documents before chunking and label the chunks. */
+  useRules(lookup: RulesLookup): void {
+    this.rulesFor = lookup;
+  }
 
   /** One job that indexes the documents in order. */
   enqueue(documentIds: string[], type = 'ingest'): Promise<Job> {
@@ -176,12 +195,16 @@ export class IngestionPipeline {
     if (!file) throw new ExtractionError('unsupported', 'The original file of this document is not stored');
     const extracted = await this.pool.extract(file, document.file_type as FileType, { tablesEnabled: this.options.tablesEnabled, ocrEnabled: this.options.ocrEnabled });
     const embedder = this.store.embedder();
-    const drafts = chunkDocument(extracted, this.chunkOptions(embedder));
+    const rules = await this.rulesFor(document);
+    const sections = rules ? rules.split(extracted.sections) : extracted.sections;
+    const drafts = chunkDocument({ ...extracted, sections }, this.chunkOptions(embedder));
     if (drafts.length === 0) throw new ExtractionError('empty', 'No text long enough to index was found in this document');
+    const labels = rules ? rules.label(document.filename, drafts) : { values: drafts.map(() => []), hits: drafts.map(() => []) };
+    const metadata = { ...labels, boundaryKey: rules?.boundaryKey ?? '' };
     const ids = drafts.map((draft) => chunkId(document, draft.ordinal, draft.text));
     const unchanged = sameChunks(await this.store.chunkIdsOf(document.id), ids, embedder);
     const batches = embedder && !unchanged ? this.requestVectors(document.id, embedder, drafts) : [];
-    return { sha256: document.sha256, file, pageCount: extracted.pageCount ?? null, title: extracted.title, drafts, ids, embedder, batches };
+    return { sha256: document.sha256, file, pageCount: extracted.pageCount ?? null, title: extracted.title, drafts, ids, metadata, embedder, batches };
   }
 
   /**
@@ -252,13 +275,17 @@ export class IngestionPipeline {
   private async writeChunks(document: DocumentRow, prepared: Prepared, context: JobContext): Promise<number> {
     const { drafts, ids, embedder } = prepared;
     const existing = await this.store.chunkIdsOf(document.id);
-    if (sameChunks(existing, ids, embedder)) return ids.length;
+    if (sameChunks(existing, ids, embedder)) {
+      await this.store.replaceMetadata({ documentId: document.id, rowids: existing.map((row) => row.rowid), ...prepared.metadata });
+      return ids.length;
+    }
 
     // Stored chunks changed since the document was prepared as unchanged: its vectors were not requested.
     if (embedder && prepared.batches.length === 0) prepared.batches = this.requestVectors(document.id, embedder, drafts);
     if (existing.length > 0) await this.discardChunks(document.id);
     const vectors = this.store.vectors();
     const now = clock.now();
+    const written: number[] = [];
     for (let start = 0; start < drafts.length; start += this.options.upsertBatchSize) {
       context.checkpoint();
       const batch = drafts.slice(start, start + this.options.upsertBatchSize);
@@ -277,8 +304,10 @@ export class IngestionPipeline {
         embedded_with: null,
         created_at: now,
       })));
+      written.push(...rowids);
       if (embedder && vectors) await this.store.addVectors(vectors, rowids, await prepared.batches[start / this.options.upsertBatchSize], embedder.modelId);
     }
+    await this.store.replaceMetadata({ documentId: document.id, rowids: written, ...prepared.metadata });
     if (vectors) await this.store.changed();
     return drafts.length;
   }

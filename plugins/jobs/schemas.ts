@@ -17,7 +17,9 @@ export const JobView = Type.Object(
     finished_at: Type.Optional(Type.String({ format: 'date-time' })),
     subject: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]))),
     /** What a connector scan or integration sync did, once it ended (typed loosely: core/jobs knows no job's result shape). */
-    result: Type.Optional(Type.Unsafe<JobResult>(RunSummary)),
+    result: Type.Optional(Type.Unsafe<JobResult>({
+      anyOf: [RunSummary, { type: 'object', additionalProperties: true, description: 'The result of another job type (metadata.refresh: see POST /api/metadata/{source_id}/refresh)' }],
+    })),
   },
   { $id: 'Job' },
 );

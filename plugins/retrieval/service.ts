@@ -2,6 +2,7 @@ import { conflict } from '../../core/errors.js';
 import { BoundedMap } from '../../core/bounded-map.js';
 import type { Embedder } from '../../native/embeddings/index.js';
 import type { VectorIndex } from '../../native/vector-index/index.js';
+import { searchVectors } from '../search-index/index.js';
 import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, dropNearDuplicates, fuse, textSignature, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery } from './keyword-query.js';
 import type { ChunkHit, ReadScope, RetrievalRepository, SearchFilters } from './repository.sqlite.js';
@@ -153,10 +154,17 @@ export class RetrievalService {
     return { embedder, vectors };
   }
 
-  /** The nearest chunks among the documents the scope may read: the addon filters inside its graph walk. */
+  /**
+   * The nearest chunks among the documents the scope may read (the addon filters their access keys inside its
+   * graph walk) and, with a metadata filter, among the chunks that pass it.
+   */
   private async vectorCandidates(side: { embedder: Embedder; vectors: VectorIndex }, query: string, n: number, scope: ReadScope): Promise<Candidates> {
-    const [queryVector, allowed] = await Promise.all([this.queryVector(side.embedder, query), this.repository.readableKeys(scope)]);
-    const fetch = async (limit: number) => side.vectors.search(queryVector, limit, allowed ?? undefined).map(({ label, score }) => ({ rowid: label, score }));
+    const [queryVector, keys, allowed] = await Promise.all([
+      this.queryVector(side.embedder, query),
+      this.repository.readableKeys(scope),
+      scope.metadata?.length ? this.repository.rowidsWithMetadata(scope.metadata) : undefined,
+    ]);
+    const fetch = async (limit: number) => searchVectors(side.vectors, queryVector, limit, allowed, keys ?? undefined).map(({ label, score }) => ({ rowid: label, score }));
     return { list: await fetch(n), limit: n, fetch };
   }
 
@@ -180,7 +188,7 @@ export class RetrievalService {
     const plan = planKeywordQuery(terms.map((term, i) => ({ term, df: frequencies[i] })));
     if (!plan) return null;
     const ranked = async (match: string): Promise<Candidates> => {
-      const floor = plan.windowed ? await this.repository.newestMatchFloor(match, KEYWORD_LIMITS.rowBudget) : 0;
+      const floor = plan.windowed ? await this.repository.newestMatchFloor(match, KEYWORD_LIMITS.rowBudget, scope.metadata) : 0;
       const fetch = (limit: number) => this.repository.keywordRanked(match, limit, scope, floor);
       return { list: await fetch(n), limit: n, fetch };
     };

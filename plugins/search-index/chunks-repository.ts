@@ -11,8 +11,8 @@ const INSERT_ROWS_PER_STATEMENT = 500;
 export class ChunksRepository {
   constructor(private readonly db: Db) {}
 
-  async idsOf(documentId: string): Promise<Array<{ id: string; embedded_with: string | null }>> {
-    return this.db.selectFrom('chunks').select(['id', 'embedded_with']).where('document_id', '=', documentId).orderBy('ordinal').execute();
+  async idsOf(documentId: string): Promise<Array<{ rowid: number; id: string; embedded_with: string | null }>> {
+    return this.db.selectFrom('chunks').select(['rowid', 'id', 'embedded_with']).where('document_id', '=', documentId).orderBy('ordinal').execute();
   }
 
   /** Deletes a document's chunks and returns their rowids (the vector labels to remove). */

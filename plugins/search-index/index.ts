@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin';
+import { ChunkMetadataRepository } from './chunk-metadata-repository.js';
 import { ChunksRepository } from './chunks-repository.js';
 import { EmbedderLifecycle, type DefaultEmbedderStatus } from './embedder-lifecycle.js';
 import { KeywordIndexMerger } from './keyword-index-merger.js';
@@ -10,6 +11,8 @@ import { IndexStore } from './store.js';
 
 // The search index's public surface: what other plugins may import.
 export type { NewChunk } from './chunks-repository.js';
+export type { DocumentMetadata } from './chunk-metadata-repository.js';
+export { searchVectors } from './vector-filter.js';
 export type { DefaultEmbedderStatus } from './embedder-lifecycle.js';
 export type { ActiveEmbedding } from './active-embedding.js';
 export type { IndexAdmin, IndexStats } from './service.js';
@@ -40,7 +43,7 @@ export default fp(
   async function searchIndexPlugin(app) {
     const activeEmbedding = new ActiveEmbedding();
     const chunks = new ChunksRepository(app.db);
-    const store = new IndexStore(chunks, activeEmbedding, app.log);
+    const store = new IndexStore(chunks, activeEmbedding, app.log, new ChunkMetadataRepository(app.db));
     const admin = new IndexAdmin(activeEmbedding, store, chunks, app.jobs, app.config.databaseFile, app.config.dataDir, app.log);
     const { modelDir, embedDevice: device, defaultEmbedder, defaultEmbedderDimension, modelWatchSeconds } = app.config;
     const lifecycle = new EmbedderLifecycle(activeEmbedding, admin, { modelDir, device, defaultEmbedder, defaultEmbedderDimension, modelWatchSeconds, log: app.log });

@@ -2,6 +2,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../core/db/database.js';
 import type { Embedder } from '../../native/embeddings/embedder.js';
 import type { VectorIndex } from '../../native/vector-index/vector-index.js';
+import { clock } from '../../core/clock.js';
+import type { ChunkMetadataRepository, DocumentMetadata } from './chunk-metadata-repository.js';
 import type { ChunksRepository, NewChunk } from './chunks-repository.js';
 import type { ActiveEmbedding } from './active-embedding.js';
 
@@ -29,6 +31,7 @@ export class IndexStore {
     private readonly chunks: ChunksRepository,
     private readonly activeEmbedding: ActiveEmbedding,
     private readonly log: FastifyBaseLogger,
+    private readonly metadata: ChunkMetadataRepository,
   ) {}
 
   /** The embedder in force; null without a model (chunks are then written for keyword search alone). */
@@ -42,13 +45,28 @@ export class IndexStore {
   }
 
   /** The ids of a document's chunks in order, with the model that embedded each (null: not embedded). */
-  chunkIdsOf(documentId: string): Promise<Array<{ id: string; embedded_with: string | null }>> {
+  chunkIdsOf(documentId: string): Promise<Array<{ rowid: number; id: string; embedded_with: string | null }>> {
     return this.chunks.idsOf(documentId);
   }
 
   /** The access keys of chunks (their document's), for an index built outside the store (a rebuild). */
   keysOf(rowids: number[]): Promise<number[]> {
     return this.chunks.keysOf(rowids);
+  }
+
+  /** Replaces the metadata values of a document's chunks (metadata rules); no vector changes. */
+  replaceMetadata(metadata: DocumentMetadata): Promise<void> {
+    return this.metadata.replace(metadata, clock.now());
+  }
+
+  /** The chunk boundaries a document was last chunked under; undefined when never labelled. */
+  boundaryKeyOf(documentId: string): Promise<string | undefined> {
+    return this.metadata.boundaryKeyOf(documentId);
+  }
+
+  /** A document's chunks in order, as metadata rules read them. */
+  chunkTextsOf(documentId: string): Promise<Array<{ rowid: number; text: string; heading: string | null }>> {
+    return this.metadata.chunksOf(documentId);
   }
 
   /** Writes a batch of chunk rows (and so their keyword rows); returns their rowids in input order. */

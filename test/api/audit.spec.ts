@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { generate } from 'otplib';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { applyLicense, LICENSE_ENV } from '../fixtures/license.js';
+import { multipartBody } from '../fixtures/multipart.js';
 import { ADMIN, snapshot, startApp, type TestApp } from '../helpers.js';
 
 /** The audit log through HTTP on a real app and SQLite file; the tamper test edits that file with another connection. */
@@ -174,6 +175,32 @@ describe('audit: events', { timeout: 90_000 }, () => {
     expect((await api('POST', '/api/chat', admin, { query: 'hello friend' })).statusCode).toBe(200);
     const [entry] = await entries('&event=chat.query');
     expect(entry.details).toMatchObject({ query: 'hello friend', query_length: 12 });
+  });
+});
+
+describe('audit: group and access changes', { timeout: 90_000 }, () => {
+  it('records group create, rename, members, document access and delete with the acting admin and the target', async () => {
+    await start('ENTERPRISE');
+    const viewer = await t.userWithRole('viewer', 'gina');
+    const created = await api('POST', '/api/groups', admin, { name: 'finance' });
+    expect(created.statusCode, created.body).toBe(201);
+    const group = created.json().id as string;
+    expect((await api('PUT', `/api/groups/${group}`, admin, { name: 'finance-team' })).statusCode).toBe(200);
+    expect((await api('PUT', `/api/groups/${group}/members/${viewer.id}`, admin)).statusCode).toBe(204);
+    expect((await api('DELETE', `/api/groups/${group}/members/${viewer.id}`, admin)).statusCode).toBe(204);
+    const uploaded = await t.request({ method: 'POST', url: '/api/docs/upload', token: admin, ...multipartBody([{ name: 'file', content: 'Budget notes for the year.', filename: 'budget.txt' }]) });
+    const docId = uploaded.json().document.id as string;
+    expect((await api('PUT', `/api/documents/${docId}/access`, admin, { groups: ['finance-team'] })).statusCode).toBe(200);
+    expect((await api('PUT', `/api/documents/${docId}/access`, admin, { groups: ['everyone'] })).statusCode).toBe(200);
+    expect((await api('DELETE', `/api/groups/${group}`, admin)).statusCode).toBe(204);
+
+    const got = (await entries()).filter((e) => e.event.startsWith('group.') || e.event.startsWith('access.')).reverse();
+    expect(got.map((e) => e.event)).toEqual(['group.create', 'group.rename', 'group.member_add', 'group.member_remove', 'access.document', 'access.document', 'group.delete']);
+    for (const e of got) expect(e.actor.username).toBe('admin');
+    expect(got[0]).toMatchObject({ target: group, details: { name: 'finance' } });
+    expect(got[2]).toMatchObject({ target: group, details: { user_id: viewer.id } });
+    expect(got[4]).toMatchObject({ target: docId, details: { groups: ['finance-team'] } });
+    expect((await verify()).ok).toBe(true);
   });
 });
 
