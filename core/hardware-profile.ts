@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packageFile } from './package-files.js';
 
 /**
  * Hardware-aware defaults: the device is detected (a Jetson board and its L4T release, else the cores and
@@ -41,16 +41,8 @@ export interface DetectOptions {
   memoryBytes?: number;
 }
 
-const MODULE_DIR = path.dirname(fileURLToPath(import.meta.url));
-
-/** firmware-profiles/ beside core/ (sources) or beside dist/ (the build): the first folder up that holds it. */
-export function profilesDir(): string {
-  for (let dir = MODULE_DIR; ; dir = path.dirname(dir)) {
-    const candidate = path.join(dir, 'firmware-profiles');
-    if (existsSync(candidate)) return candidate;
-    if (path.dirname(dir) === dir) return path.join(MODULE_DIR, '..', 'firmware-profiles');
-  }
-}
+/** firmware-profiles/ beside core/ (sources) or beside dist/ (the build). */
+export const profilesDir = () => packageFile('firmware-profiles');
 
 function readOptional(file: string): string | undefined {
   try {
