@@ -249,7 +249,8 @@ export async function restoreBackup(config: Pick<Config, 'dataDir' | 'modelDir'>
     if (createdDataDir) await rm(config.dataDir, { recursive: true, force: true });
     throw error;
   } finally {
-    await rm(staging, { recursive: true, force: true });
+    // After a failed extraction node-tar may still be closing files: retried, and never in place of the real error.
+    await rm(staging, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }).catch(() => undefined);
   }
 }
 
