@@ -5,7 +5,7 @@ import SQLite from 'better-sqlite3';
 import { loadConfig, type Config } from '../config.js';
 import { readTlsCredentials } from '../tls.js';
 import { listInstalledModels, resolveActiveModel, verifyModelFiles } from '../../native/model-files/index.js';
-import { checkLicenceKey, parsePublicKey } from '../../plugins/license/licence-key.js';
+import { checkLicenceKey, parsePublicKey } from '../../plugins/license/index.js';
 import { cliSecretDirs } from './credentials.js';
 import { EXIT, type Command } from './exit-codes.js';
 

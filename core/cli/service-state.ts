@@ -5,10 +5,8 @@ import { openDatabase, type Db } from '../db/database.js';
 import { SettingsRepository } from '../settings/repository.js';
 import { SettingsStore } from '../settings/store.js';
 import { Entitlement } from '../tiers.js';
-import { UsersService } from '../../plugins/users/index.js';
-import { UsersRepository } from '../../plugins/users/repository.js';
-import { SessionService } from '../../plugins/sessions/service.js';
-import { SessionsRepository } from '../../plugins/sessions/repository.js';
+import { SessionService, SessionsRepository } from '../../plugins/sessions/index.js';
+import { UsersRepository, UsersService } from '../../plugins/users/index.js';
 
 /**
  * The service's own state opened by a CLI command: the same config, the same SQLite file (WAL and a

@@ -6,6 +6,9 @@ import { licenseRoutes } from './routes.js';
 import { LicenceService } from './service.js';
 import { UsageRegistry } from './usage.js';
 
+// For hearth doctor, which checks the stored licence without the app.
+export { checkLicenceKey, parsePublicKey } from './licence-key.js';
+
 declare module 'fastify' {
   interface FastifyInstance {
     licence: LicenceService;
