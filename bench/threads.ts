@@ -4,7 +4,7 @@
  * same settings the service uses; the ratios pick the hardware profile's N_THREADS rule
  * (core/hardware-profile). Prints one JSON line per thread count, then the ratios to 1 thread.
  *
- *   npx tsx bench/threads.ts      BENCH_THREADS_RUNS (5), BENCH_THREADS_TOKENS (200), BENCH_THREADS_MAX (cores + 1)
+ *   npx tsx bench/threads.ts      BENCH_THREADS_RUNS (5), BENCH_THREADS_TOKENS (200), BENCH_THREADS_MIN (1), BENCH_THREADS_MAX (cores + 1)
  */
 import os from 'node:os';
 import { LlamaCompletion, LlamaLogLevel, getLlama } from 'node-llama-cpp';
@@ -13,6 +13,7 @@ import { STORIES_GGUF } from '../test/fixtures/models.js';
 const RUNS = Number(process.env.BENCH_THREADS_RUNS ?? 5);
 const TOKENS = Number(process.env.BENCH_THREADS_TOKENS ?? 200);
 const MAX = Number(process.env.BENCH_THREADS_MAX ?? os.availableParallelism() + 1);
+const MIN = Number(process.env.BENCH_THREADS_MIN ?? 1);
 const PROMPT = 'Once upon a time, there was a little girl named Lily. She loved to play outside in the sun with her friends. One day,';
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -20,7 +21,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 const llama = await getLlama({ gpu: false, logLevel: LlamaLogLevel.error });
 const model = await llama.loadModel({ modelPath: STORIES_GGUF });
 const results: Array<{ threads: number; decode_tps: number; prompt_ms: number; wall_ms: number }> = [];
-for (let threads = 1; threads <= MAX; threads++) {
+for (let threads = MIN; threads <= MAX; threads++) {
   const context = await model.createContext({ contextSize: 512, threads });
   const decode: number[] = [];
   const wall: number[] = [];

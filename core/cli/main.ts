@@ -5,26 +5,25 @@ import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../config.js';
 import { ownerOnlyNewFiles } from '../owner-only.js';
 import { VERSION } from '../version.js';
-import { admin, ADMIN_USAGE } from './admin.js';
-import { backup, BACKUP_USAGE, restore, RESTORE_USAGE } from './backup.js';
-import { doctor, DOCTOR_USAGE } from './doctor.js';
 import { EXIT, UsageError, type Command, type CommandIo } from './exit-codes.js';
-import { INSTALL_USAGE, installService, uninstallService } from './install-service.js';
-import { keys, KEYS_USAGE } from './keys.js';
-import { models } from './models.js';
-import { sessions, SESSIONS_USAGE } from './sessions.js';
 
-/** `hearth COMMAND ...`: each command has its own --help; the exit codes are the same for all. */
-const COMMANDS: Record<string, { run: Command; usage: string; summary: string }> = {
-  admin: { run: admin, usage: ADMIN_USAGE, summary: 'reset-password USER | create-admin: recover admin access' },
-  sessions: { run: sessions, usage: SESSIONS_USAGE, summary: 'revoke-all: sign everybody out' },
-  models: { run: models, usage: '', summary: 'import | pull | build-default | list | use | import-llm | use-llm' },
-  backup: { run: backup, usage: BACKUP_USAGE, summary: 'FILE: one archive of the database, index, documents, model manifests' },
-  restore: { run: restore, usage: RESTORE_USAGE, summary: 'FILE: into an empty DATA_DIR, refused whole if damaged' },
-  keys: { run: keys, usage: KEYS_USAGE, summary: 'rotate-jwt | rotate-mfa' },
-  doctor: { run: doctor, usage: DOCTOR_USAGE, summary: 'check the installation, a line per check with a remedy' },
-  'install-service': { run: installService, usage: INSTALL_USAGE, summary: 'systemd unit, user, credentials, profile' },
-  'uninstall-service': { run: uninstallService, usage: INSTALL_USAGE, summary: 'remove the unit (data kept unless --purge)' },
+interface CommandModule {
+  run: Command;
+  /** Printed after a usage error (each command prints its own for --help). */
+  usage: string;
+}
+
+/** Loaded on use: `hearth models list` need not load argon2, node-tar and the OIDC plugin first (seconds on a Jetson). */
+const COMMANDS: Record<string, { load: () => Promise<CommandModule>; summary: string }> = {
+  admin: { load: async () => { const m = await import('./admin.js'); return { run: m.admin, usage: m.ADMIN_USAGE }; }, summary: 'reset-password USER | create-admin: recover admin access' },
+  sessions: { load: async () => { const m = await import('./sessions.js'); return { run: m.sessions, usage: m.SESSIONS_USAGE }; }, summary: 'revoke-all: sign everybody out' },
+  models: { load: async () => { const m = await import('./models.js'); return { run: m.models, usage: '' }; }, summary: 'import | pull | build-default | list | use | import-llm | use-llm' },
+  backup: { load: async () => { const m = await import('./backup.js'); return { run: m.backup, usage: m.BACKUP_USAGE }; }, summary: 'FILE: one archive of the database, index, documents, model manifests' },
+  restore: { load: async () => { const m = await import('./backup.js'); return { run: m.restore, usage: m.RESTORE_USAGE }; }, summary: 'FILE: into an empty DATA_DIR, refused whole if damaged' },
+  keys: { load: async () => { const m = await import('./keys.js'); return { run: m.keys, usage: m.KEYS_USAGE }; }, summary: 'rotate-jwt | rotate-mfa' },
+  doctor: { load: async () => { const m = await import('./doctor.js'); return { run: m.doctor, usage: m.DOCTOR_USAGE }; }, summary: 'check the installation, a line per check with a remedy' },
+  'install-service': { load: async () => { const m = await import('./install-service.js'); return { run: m.installService, usage: m.INSTALL_USAGE }; }, summary: 'systemd unit, user, credentials, profile' },
+  'uninstall-service': { load: async () => { const m = await import('./install-service.js'); return { run: m.uninstallService, usage: m.INSTALL_USAGE }; }, summary: 'remove the unit (data kept unless --purge)' },
 };
 
 export const USAGE = `hearth ${VERSION}: the appliance's admin command (run it as the service's user; it reads the service's environment)
@@ -47,11 +46,11 @@ export async function runCli(io: CommandIo): Promise<number> {
     io.out(VERSION);
     return EXIT.ok;
   }
-  const command = COMMANDS[name];
-  if (!command) {
+  if (!Object.hasOwn(COMMANDS, name)) {
     io.err(`hearth: unknown command "${name}"\n\n${USAGE}`);
     return EXIT.usage;
   }
+  const command = await COMMANDS[name].load();
   try {
     return await command.run({ ...io, argv: rest });
   } catch (error) {
