@@ -40,9 +40,21 @@ async function post(url: string, token: string, route: string, body: unknown): P
   return res.json();
 }
 
+/** On a box this busy the GGUF can take longer to load than fastify's plugin timeout (10 s): start again. */
+async function startWithRetries(env: Record<string, string>) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startService(path.join(ROOT, 'dist', 'server.js'), env, { timeoutMs: 120_000 });
+    } catch (error) {
+      if (attempt === 3) throw error;
+      console.error(`start ${attempt} failed: ${(error as Error).message.split('\n').at(-1)}`);
+    }
+  }
+}
+
 async function variant(name: string, env: Record<string, string>) {
   const dataDir = path.join(work, name.replace(/\W+/g, '-'));
-  const service = await startService(path.join(ROOT, 'dist', 'server.js'), { ...DEPLOYED_ENV, ...BENCH_SECRETS, DATA_DIR: dataDir, MODEL_DIR: modelDir, LOG_LEVEL: 'WARNING', N_CTX: '2048', INFERENCE_TIMEOUT_SECONDS: '60', ...env }, { timeoutMs: 120_000 });
+  const service = await startWithRetries({ ...DEPLOYED_ENV, ...BENCH_SECRETS, DATA_DIR: dataDir, MODEL_DIR: modelDir, LOG_LEVEL: 'WARNING', N_CTX: '2048', INFERENCE_TIMEOUT_SECONDS: '60', ...env });
   try {
     const token = await login(service.url);
     await new Promise((resolve) => setTimeout(resolve, 3000));

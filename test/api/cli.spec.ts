@@ -129,6 +129,12 @@ describe('hearth (the command line)', () => {
     // Stopped: the port is free for it, the rest as before.
     const doctor = hearth(['doctor'], undefined, { PORT: '0' });
     expect(doctor.stdout).toMatch(/^OK +port: .* is free/m);
+    // A backup of the stopped service restores elsewhere (the running case: test/api/backup.spec.ts).
+    const archive = path.join(tempDir('hearth-cli-backup-'), 'stopped.tar.gz');
+    expect(hearth(['backup', archive]).code).toBe(0);
+    const restored = hearth(['restore', archive], undefined, { DATA_DIR: path.join(path.dirname(archive), 'restored') });
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(existsSync(path.join(path.dirname(archive), 'restored', 'hearth.db'))).toBe(true);
 
     const service = boot();
     const url = await listening(service, 60_000);
