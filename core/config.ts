@@ -273,15 +273,11 @@ function profileFor(env: Env, cores: number, options: LoadConfigOptions): Config
   return { ...profile, device, applied };
 }
 
-function withProfileDefaults(env: Env, applied: Record<string, string>): Env {
-  return { ...env, ...applied };
-}
-
 export function loadConfig(env: Env = process.env, options: LoadConfigOptions = {}): Config {
   const notices: string[] = [];
   const cores = options.cores ?? os.availableParallelism();
   const hardwareProfile = profileFor(env, cores, options);
-  env = withProfileDefaults(env, hardwareProfile.applied);
+  env = { ...env, ...hardwareProfile.applied }; // the profile's defaults, read below like any variable
   const secretDirs = options.secretDirs ?? [env.CREDENTIALS_DIRECTORY, '/run/secrets'].filter((dir): dir is string => !!dir);
   const secret = (envName: string, fileName: string) => raw(env, envName) ?? readSecretFile(secretDirs, fileName);
 

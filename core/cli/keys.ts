@@ -1,4 +1,4 @@
-import { copyFileSync, readFileSync } from 'node:fs';
+import { copyFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
@@ -94,6 +94,3 @@ export const keys: Command = async (io) => {
   if (positionals[0] === 'rotate-mfa') return rotateMfa(io);
   throw new UsageError(positionals[0] ? `unknown keys command "${positionals[0]}"` : 'keys needs a command');
 };
-
-/** For tests and doctor: the key a file holds. */
-export const readKeyFile = (file: string) => readFileSync(file, 'utf8').trim();
