@@ -35,6 +35,20 @@ module.exports = {
       to: { path: '^plugins/', pathNot: '^plugins/boot-order\\.ts$' },
     },
     {
+      name: 'cli-reaches-plugins-through-index',
+      comment: "The hearth command (appliance/cli) opens the service's state without the app: only through a plugin's public surface.",
+      severity: 'error',
+      from: { path: '^appliance/cli/' },
+      to: { path: '^plugins/', pathNot: '^plugins/[^/]+/index\\.ts$' },
+    },
+    {
+      name: 'no-plugin-imports-the-cli',
+      comment: 'The command line stands above the service: nothing in core, plugins or native imports it.',
+      severity: 'error',
+      from: { path: '^(core|plugins|native)/' },
+      to: { path: '^appliance/cli/' },
+    },
+    {
       name: 'native-imports-no-plugin',
       comment: 'native/ wraps the bindings behind typed interfaces; it knows nothing of the features.',
       severity: 'error',

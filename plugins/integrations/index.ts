@@ -12,6 +12,9 @@ declare module 'fastify' {
   }
 }
 
+// The sealing context of an integration's credentials, for re-sealing under a new key (hearth keys rotate-mfa).
+export { credentialsContext } from './service.js';
+
 /** Integrations: remote sources synced into the index as jobs (a website crawler), and /api/integrations; an interrupted sync runs again at start. */
 export default fp(
   async function integrations(app) {

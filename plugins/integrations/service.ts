@@ -15,7 +15,7 @@ import { UniqueName } from '../../core/unique-name.js';
 import { IntegrationSync } from './sync.js';
 
 export const SYNC_JOB_TYPE = 'integration.sync';
-const credentialsContext = (id: string) => `integration:${id}`;
+export const credentialsContext = (id: string) => `integration:${id}`;
 
 interface IntegrationsServiceOptions {
   repository: IntegrationsRepository;

@@ -9,6 +9,8 @@ import { UsageRegistry } from './usage.js';
 // The public surface: what other plugins may import.
 export type { LicenseService } from './service.js';
 export type { UsageRegistry } from './usage.js';
+// For hearth doctor, which checks the stored license without the app.
+export { checkLicenseKey, parsePublicKey } from './license-key.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -13,6 +13,9 @@ declare module 'fastify' {
   }
 }
 
+// The sealing context of a TOTP secret, for re-sealing under a new key (hearth keys rotate-mfa).
+export { totpContext } from './service.js';
+
 /** TOTP second factor (ENTERPRISE to enrol): enrolment, recovery codes, and the second login step. */
 export default fp(
   async function mfa(app) {

@@ -14,6 +14,10 @@ declare module 'fastify' {
   }
 }
 
+// Sealing contexts of client secrets and PKCE verifiers, for re-sealing under a new key (hearth keys rotate-mfa).
+export { secretContext } from './providers.js';
+export { verifierContext } from './service.js';
+
 /** OpenID Connect sign-on (ENTERPRISE): provider admin, the login flow, and the handoff to the web UI. */
 export default fp(
   async function oidc(app) {

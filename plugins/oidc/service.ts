@@ -19,7 +19,7 @@ export const HANDOFF_TTL_MS = 60 * 1000;
 const USERNAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{2,63}$/;
 
 const sha256 = digestSecret;
-const verifierContext = (stateHash: string) => `oidc-state:${stateHash}`;
+export const verifierContext = (stateHash: string) => `oidc-state:${stateHash}`;
 
 function sameString(a: string, b: string): boolean {
   const [left, right] = [Buffer.from(a), Buffer.from(b)];

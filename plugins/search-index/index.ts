@@ -11,6 +11,8 @@ import { IndexStore } from './store.js';
 
 // The search index's public surface: what other plugins may import.
 export type { NewChunk } from './chunks-repository.js';
+// For the hearth command's `models build-default`.
+export { DEFAULT_EMBEDDER_DIMENSION, installDefaultModel } from './default-embedder/index.js';
 export type { DocumentMetadata } from './chunk-metadata-repository.js';
 export { searchVectors } from './vector-filter.js';
 export type { DefaultEmbedderStatus } from './embedder-lifecycle.js';

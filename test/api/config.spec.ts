@@ -29,7 +29,8 @@ describe('config', () => {
     expect(config.seed.LOG_LEVEL).toBe('INFO');
     expect(config.seed.RAG_LOG_ANONYMISE).toBe(true);
     expect(config.seed.RAG_MIN_CHUNK_LENGTH).toBe(50);
-    expect(config.llm).toMatchObject({ backend: 'local', nCtx: 8192, nThreads: 8, nGpuLayers: 0 });
+    // 2 cores: the x86 preset (or none elsewhere), one inference thread (bench/threads.ts).
+    expect(config.llm).toMatchObject({ backend: 'local', nCtx: 8192, nThreads: 1, nGpuLayers: 0 });
     expect(config.connectorAllowedPaths).toEqual(['/app/docs']);
     expect(config.jobs.storeBackend).toBe('auto');
     expect(config.indexing.upsertBatchSize).toBe(256);

@@ -10,7 +10,7 @@ import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadEmbedder, pullModel, type Embedder } from '../../native/embeddings/index.js';
 import { EMBEDDING_PRESETS, modelsRoot, readManifest, sha256File, type EmbeddingPreset } from '../../native/model-files/index.js';
-import { main as modelsCli } from '../../scripts/models.js';
+import { main as modelsCli } from '../../appliance/cli/models.js';
 import { buildTinyEmbeddingModel, installTinyEmbeddingModel, TINY_MODEL_ID, TOKENIZER_DIR } from '../fixtures/tiny-embedding-model.js';
 
 const run = promisify(execFile);
@@ -39,7 +39,7 @@ async function cudaSessionOpens(modelPath: string): Promise<boolean> {
 /** Runs the real CLI as a user would, with MODEL_DIR in its environment. */
 async function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const r = await run('npx', ['tsx', 'scripts/models.ts', ...args], { env: { ...process.env, ...env }, cwd: path.resolve(import.meta.dirname, '..', '..') });
+    const r = await run('npx', ['tsx', 'appliance/cli/main.ts', 'models', ...args], { env: { ...process.env, ...env }, cwd: path.resolve(import.meta.dirname, '..', '..') });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

@@ -17,7 +17,7 @@ import {
 } from '../../native/llm/index.js';
 import { LLM_PRESETS } from '../../native/model-files/index.js';
 import { generatorOptions } from '../../plugins/llm/generator-options.js';
-import { main as modelsCli } from '../../scripts/models.js';
+import { main as modelsCli } from '../../appliance/cli/models.js';
 import { STORIES_GGUF } from '../fixtures/models.js';
 import { OpenAIWireServer } from '../fixtures/openai-wire-server.js';
 import { installTinyEmbeddingModel } from '../fixtures/tiny-embedding-model.js';

@@ -170,7 +170,7 @@ describe('files the service and the models CLI write', () => {
     chmodSync(modelDir, 0o755);
     const modelSource = await buildTinyEmbeddingModel(path.join(tempDir(), 'tiny-model'));
 
-    const cli = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'models.js'), 'import', modelSource], { env: { PATH: process.env.PATH, MODEL_DIR: modelDir }, encoding: 'utf8' });
+    const cli = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'cli.js'), 'models', 'import', modelSource], { env: { PATH: process.env.PATH, MODEL_DIR: modelDir }, encoding: 'utf8' });
     expect(cli.status, cli.stderr).toBe(0);
     expect(cli.stderr).toContain(`MODEL_DIR ${modelDir} was open to group/other (mode 0755): tightened to 0700`);
     expect(openToOthers(modelDir)).toEqual([]);

@@ -1,9 +1,8 @@
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ownerOnlyNewFiles, tightenFolder } from '../core/owner-only.js';
-import { importModelFolder, pullModel } from '../native/embeddings/index.js';
-import { importLlm, pullLlm } from '../native/llm/index.js';
+import { tightenFolder } from '../../core/owner-only.js';
+import { importModelFolder, pullModel } from '../../native/embeddings/index.js';
+import { importLlm, pullLlm } from '../../native/llm/index.js';
 import {
   DEFAULT_EMBEDDING_PRESET,
   DEFAULT_HUB_URL,
@@ -17,35 +16,38 @@ import {
   setActiveModel,
   type EmbeddingManifest,
   type LlmManifest,
-} from '../native/model-files/index.js';
-import { DEFAULT_EMBEDDER_DIMENSION, installDefaultModel } from '../plugins/search-index/default-embedder/index.js';
+} from '../../native/model-files/index.js';
+import { DEFAULT_EMBEDDER_DIMENSION, installDefaultModel } from '../../plugins/search-index/index.js';
+import { UsageError, type Command } from './exit-codes.js';
 
-const USAGE = `Hearth models (embedding models under MODEL_DIR/embeddings, chat models under MODEL_DIR/llm; nothing downloads unless you run pull)
+export const MODELS_USAGE = `hearth models: embedding models under MODEL_DIR/embeddings, chat models under MODEL_DIR/llm; nothing downloads unless you run pull
 
-  models import DIR [--id ID] [--name NAME] [--licence TEXT] [--max-tokens N] [--file onnx/NAME.onnx] [--no-activate]
+  hearth models import DIR [--id ID] [--name NAME] [--licence TEXT] [--max-tokens N] [--file onnx/NAME.onnx] [--no-activate]
       Copies an exported sentence-transformers ONNX folder (model.onnx or onnx/model*.onnx, tokenizer.json,
       optional tokenizer_config.json and config.json), records sha256, probes the dimension, makes it active.
-  models pull [--model ${[...Object.keys(EMBEDDING_PRESETS), ...Object.keys(LLM_PRESETS)].join('|')}] [--no-activate]
+  hearth models pull [--model ${[...Object.keys(EMBEDDING_PRESETS), ...Object.keys(LLM_PRESETS)].join('|')}] [--no-activate]
       Downloads a recommended model by pinned revision and sha256 (default ${DEFAULT_EMBEDDING_PRESET}); the chat
       model ${Object.keys(LLM_PRESETS).join(', ')} goes to MODEL_DIR/llm.
       HEARTH_MODEL_HUB_URL points at a mirror (default ${DEFAULT_HUB_URL}).
-  models build-default [--dimension N] [--no-activate]
+  hearth models build-default [--dimension N] [--no-activate]
       Builds Hearth's own offline embedder (hearth-wordnet-static: WordNet 3.1 PPMI + SVD static token
       vectors on the all-MiniLM-L6-v2 WordPiece vocabulary, ${DEFAULT_EMBEDDER_DIMENSION} dimensions) deterministically,
       with no network, and installs it (sha256, manifest) as the active model. Under a minute on 2 cores.
-  models list
+  hearth models list
       Installed models; * marks the active one.
-  models use ID
+  hearth models use ID
       Makes an installed model the active one.
-  models import-llm FILE.gguf [--id ID] [--name NAME] [--licence TEXT] [--no-activate]
+  hearth models import-llm FILE.gguf [--id ID] [--name NAME] [--licence TEXT] [--no-activate]
       Copies a GGUF chat model into MODEL_DIR/llm/<id> (id: the file name), records its sha256, makes it active.
-  models use-llm ID
+  hearth models use-llm ID
       Makes an installed chat model the active one.
 
-MODEL_DIR defaults to DATA_DIR/models (DATA_DIR defaults to ./data), as for the service.
+MODEL_DIR defaults to DATA_DIR/models (DATA_DIR defaults to ./data), as for the service. Run it as the service's
+user: what it installs is owner-only. \`npm run models -- ARGS\` is the same command from a source checkout.
+Exit codes: 0 done, 1 failed, 2 usage.
 `;
 
-class UsageError extends Error {}
+
 
 /** Same default as core/config.ts, without requiring the service's secrets to be set. */
 function modelDirFromEnv(env: NodeJS.ProcessEnv = process.env): string {
@@ -68,7 +70,7 @@ function positiveInteger(name: string, value: string | undefined): number | unde
 }
 
 /** The CLI; resolves to the exit code so that tests can drive it without a process. */
-export async function main(argv: string[], out = (line: string) => console.log(line), err = (line: string) => console.error(line)): Promise<number> {
+export async function main(argv: string[], out = (line: string) => console.log(line), err = (line: string) => console.error(line), env: NodeJS.ProcessEnv = process.env): Promise<number> {
   try {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -88,10 +90,10 @@ export async function main(argv: string[], out = (line: string) => console.log(l
     });
     const [command, arg] = positionals;
     if (values.help || !command) {
-      out(USAGE);
+      out(MODELS_USAGE);
       return command || values.help ? 0 : 2;
     }
-    const modelDir = modelDirFromEnv();
+    const modelDir = modelDirFromEnv(env);
     const activate = !values['no-activate'];
     switch (command) {
       case 'import': {
@@ -112,12 +114,12 @@ export async function main(argv: string[], out = (line: string) => console.log(l
         const name = values.model ?? DEFAULT_EMBEDDING_PRESET;
         const preset = EMBEDDING_PRESETS[name];
         if (LLM_PRESETS[name]) {
-          const m = await pullLlm({ modelDir, preset: LLM_PRESETS[name], hubUrl: process.env.HEARTH_MODEL_HUB_URL?.trim() || undefined, activate, log: err });
+          const m = await pullLlm({ modelDir, preset: LLM_PRESETS[name], hubUrl: env.HEARTH_MODEL_HUB_URL?.trim() || undefined, activate, log: err });
           out(`pulled chat model ${describeLlm(m)}${activate ? ' (active)' : ''}`);
           return 0;
         }
         if (!preset) throw new UsageError(`unknown model "${name}"; choose one of ${[...Object.keys(EMBEDDING_PRESETS), ...Object.keys(LLM_PRESETS)].join(', ')}`);
-        const m = await pullModel({ modelDir, preset, hubUrl: process.env.HEARTH_MODEL_HUB_URL?.trim() || undefined, activate, log: err });
+        const m = await pullModel({ modelDir, preset, hubUrl: env.HEARTH_MODEL_HUB_URL?.trim() || undefined, activate, log: err });
         out(`pulled ${describe(m)}${activate ? ' (active)' : ''}`);
         return 0;
       }
@@ -162,21 +164,20 @@ export async function main(argv: string[], out = (line: string) => console.log(l
   } catch (error) {
     err(`models: ${(error as Error).message}`);
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      err(USAGE);
+      err(MODELS_USAGE);
       return 2;
     }
     return 1;
   }
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  // Models go where the service reads them: owner-only like everything else under MODEL_DIR (run this as the service's user).
-  ownerOnlyNewFiles();
+/** The `hearth models` command: MODEL_DIR owner-only first, like everything the service writes there. */
+export const models: Command = async (io) => {
   try {
-    const notice = tightenFolder(modelDirFromEnv(), 'MODEL_DIR');
-    if (notice) console.error(`models: ${notice}`);
+    const notice = tightenFolder(modelDirFromEnv(io.env), 'MODEL_DIR');
+    if (notice) io.err(`models: ${notice}`);
   } catch (error) {
-    console.error(`models: warning: MODEL_DIR ${(error as Error).message}`);
+    io.err(`models: warning: MODEL_DIR ${(error as Error).message}`);
   }
-  process.exitCode = await main(process.argv.slice(2));
-}
+  return main(io.argv, io.out, io.err, io.env);
+};
