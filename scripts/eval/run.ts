@@ -25,6 +25,8 @@ interface Options {
   server: string;
   /** Kept between runs when given (corpus/ and data/ inside): a second run rescans, which skips unchanged files. */
   workDir: string | null;
+  /** MODEL_DIR of the service: by default inside the data dir (the built-in embedder is built there, minutes); another run's may be reused. */
+  modelDir: string | null;
   modes: Mode[];
   chat: boolean;
   out: string | null;
@@ -34,13 +36,14 @@ function options(env = process.env): Options {
   const evalDir = env.HEARTH_EVAL_DIR;
   const questionsFile = env.HEARTH_EVAL_QUESTIONS ?? (evalDir ? path.join(evalDir, 'questions.jsonl') : null);
   if (!questionsFile) throw new Error('Set HEARTH_EVAL_DIR (a folder holding questions.jsonl) or HEARTH_EVAL_QUESTIONS (the file): see docs/evaluation.md');
-  const modes = (env.HEARTH_EVAL_MODES ?? MODES.join(',')).split(',').map((mode) => mode.trim()) as Mode[];
+  const modes = (env.HEARTH_EVAL_MODES ?? MODES.join(',')).split(',').map((mode) => mode.trim()).filter(Boolean) as Mode[];
   if (modes.some((mode) => !MODES.includes(mode))) throw new Error(`HEARTH_EVAL_MODES: a comma-separated list of ${MODES.join(', ')}`);
   return {
     questionsFile: path.resolve(questionsFile),
     nodeModules: path.resolve(env.HEARTH_EVAL_NODE_MODULES ?? path.join(ROOT, 'node_modules')),
     server: path.resolve(env.HEARTH_EVAL_SERVER ?? path.join(ROOT, 'dist', 'server.js')),
     workDir: env.HEARTH_EVAL_WORK ? path.resolve(env.HEARTH_EVAL_WORK) : null,
+    modelDir: env.HEARTH_EVAL_MODEL_DIR ? path.resolve(env.HEARTH_EVAL_MODEL_DIR) : null,
     modes,
     chat: env.HEARTH_EVAL_CHAT !== '0',
     out: env.HEARTH_EVAL_OUT ? path.resolve(env.HEARTH_EVAL_OUT) : null,
@@ -187,6 +190,7 @@ async function main(): Promise<void> {
     ...DEPLOYED_ENV,
     ...BENCH_SECRETS,
     DATA_DIR: dataDir,
+    ...(run.modelDir ? { MODEL_DIR: run.modelDir } : {}),
     LICENSE_PUBLIC_KEYS: signer.publicKeyBase64,
     CONNECTOR_ALLOWED_PATHS: `/app/docs:${realCorpus}`,
     LOG_LEVEL: 'ERROR',

@@ -48,7 +48,7 @@ async function main(): Promise<void> {
   const dataDir = path.join(work, 'data');
   const corpusDir = path.join(work, 'corpus');
   const db = await openDatabase(path.join(dataDir, 'hearth.db'));
-  const embedder = (await loadEmbedder({ modelDir: path.join(dataDir, 'models'), device: 'cpu' }))!;
+  const embedder = (await loadEmbedder({ modelDir: process.env.HEARTH_EVAL_MODEL_DIR ?? path.join(dataDir, 'models'), device: 'cpu' }))!;
   const pointer = JSON.parse(await readFile(path.join(dataDir, 'index', 'current.json'), 'utf8')) as { base: string };
   const vectors = await openVectorIndex({ file: path.join(dataDir, 'index', pointer.base), dimension: embedder.dimension, modelId: embedder.modelId });
   const documents = await db.selectFrom('documents').select(['id', 'source_path']).execute();

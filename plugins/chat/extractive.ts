@@ -1,0 +1,141 @@
+import type { SourceView } from '../conversations/index.js';
+import { STOPWORDS, queryWords } from '../retrieval/index.js';
+
+/**
+ * Extractive answers (no chat model): the sentences or lines of the found passages that best answer
+ * the question, scored by both arms (the question's rare words, and the embedder's similarity when one
+ * is installed), near-repeats left out, in about EXTRACTIVE_WORDS words; each quote keeps its marker.
+ */
+export const EXTRACTIVE_WORDS = 120;
+/** Word-set Jaccard at or above which a sentence repeats one already quoted. */
+const REPEAT_JACCARD = 0.6;
+/** Share of the score from the keyword arm when both arms score; the rest is the embedder's. */
+const KEYWORD_SHARE = 0.5;
+/** A sentence is quoted only when its arms score at least this share of the best sentence's: the budget is a ceiling, not a quota. */
+const MIN_RELATIVE_SCORE = 0.4;
+/** The retrieval's order still counts: a sentence of the first passage gains this much over one of the last. */
+const PASSAGE_RANK_BONUS = 0.15;
+
+const SENTENCE_END = /(?<=[.!?…。！？]["'”’)\]]?)\s+(?=\S)/;
+const HAS_WORD = /[\p{L}\p{N}]/u;
+
+export interface Quote {
+  source: SourceView;
+  text: string;
+}
+
+/** Embeds texts with the embedder in force (null when none is installed: the keyword arm decides alone). */
+export type EmbedTexts = ((texts: string[]) => Promise<Float32Array[]>) | null;
+
+interface Sentence {
+  source: SourceView;
+  /** Its place among the passages' sentences: quotes read in the passages' order. */
+  order: number;
+  text: string;
+  words: Set<string>;
+  /** Both arms, 0..1. */
+  relevance: number;
+  /** Relevance and the passage's rank. */
+  score: number;
+}
+
+const stem = (word: string) => word.replace(/(ies|es|s|ing|ed|ly)$/, '') || word;
+const contentWords = (text: string) => new Set(queryWords(text).filter((word) => word.length > 1 && !STOPWORDS.has(word)).map(stem));
+
+/** The lines of a passage, and the sentences of each line; lines without a word (fences, rules) are left out. */
+function sentencesOf(sources: SourceView[]): Sentence[] {
+  const sentences: Sentence[] = [];
+  for (const source of sources) {
+    for (const line of source.text.split('\n')) {
+      for (const piece of line.trim().split(SENTENCE_END)) {
+        if (HAS_WORD.test(piece)) sentences.push({ source, order: sentences.length, text: piece, words: contentWords(piece), relevance: 0, score: 0 });
+      }
+    }
+  }
+  return sentences;
+}
+
+/** The question's words found in a sentence, each weighed by its rarity among the sentences (idf), relative to the best sentence. */
+function keywordScores(sentences: Sentence[], query: Set<string>): number[] {
+  const df = new Map<string, number>();
+  for (const sentence of sentences) for (const word of sentence.words) if (query.has(word)) df.set(word, (df.get(word) ?? 0) + 1);
+  const raw = sentences.map((sentence) => [...sentence.words].reduce((sum, word) => sum + (df.has(word) ? Math.log(1 + sentences.length / df.get(word)!) : 0), 0));
+  const best = Math.max(...raw);
+  return raw.map((score) => (best > 0 ? score / best : 0));
+}
+
+/** Cosine of each sentence with the question, min-max scaled over the sentences. */
+async function vectorScores(sentences: Sentence[], query: string, embed: NonNullable<EmbedTexts>): Promise<number[]> {
+  const [queryVector, ...vectors] = await embed([query, ...sentences.map((sentence) => sentence.text)]);
+  const cosines = vectors.map((vector) => cosine(queryVector, vector));
+  const low = Math.min(...cosines);
+  const span = Math.max(...cosines) - low;
+  return cosines.map((value) => (span > 0 ? (value - low) / span : 0));
+}
+
+function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  return na && nb ? dot / Math.sqrt(na * nb) : 0;
+}
+
+function jaccard(a: Set<string>, b: Set<string>): number {
+  let common = 0;
+  for (const word of a) if (b.has(word)) common++;
+  const union = a.size + b.size - common;
+  return union ? common / union : 1;
+}
+
+const wordCount = (text: string) => text.split(/\s+/).filter(Boolean).length;
+
+/** At most `words` words of a text, cut at a word with an ellipsis. */
+function clipped(text: string, words: number): string {
+  const all = text.split(/\s+/).filter(Boolean);
+  return all.length <= words ? text : `${all.slice(0, words).join(' ')} …`;
+}
+
+/** The best sentences, best first, until about EXTRACTIVE_WORDS words; then in the passages' order, neighbours of one passage joined into one quote. */
+export async function extractiveQuotes(query: string, sources: SourceView[], embed: EmbedTexts): Promise<Quote[]> {
+  const sentences = sentencesOf(sources);
+  if (!sentences.length) return [];
+  const wanted = contentWords(query);
+  const keyword = keywordScores(sentences, wanted);
+  const vector = embed ? await vectorScores(sentences, query, embed) : null;
+  const last = Math.max(1, sources.length - 1);
+  sentences.forEach((sentence, i) => {
+    sentence.relevance = vector ? KEYWORD_SHARE * keyword[i] + (1 - KEYWORD_SHARE) * vector[i] : keyword[i];
+    sentence.score = sentence.relevance + PASSAGE_RANK_BONUS * (1 - sources.indexOf(sentence.source) / last);
+  });
+  const floor = MIN_RELATIVE_SCORE * Math.max(...sentences.map((sentence) => sentence.relevance));
+
+  const chosen: Sentence[] = [];
+  let words = 0;
+  for (const sentence of [...sentences].sort((a, b) => b.score - a.score || a.order - b.order)) {
+    if (words >= EXTRACTIVE_WORDS) break;
+    if (chosen.length && sentence.relevance < floor) continue;
+    if (chosen.some((other) => jaccard(other.words, sentence.words) >= REPEAT_JACCARD)) continue;
+    const count = wordCount(sentence.text);
+    if (chosen.length && words + count > EXTRACTIVE_WORDS * 1.2) continue;
+    chosen.push(chosen.length ? sentence : { ...sentence, text: clipped(sentence.text, EXTRACTIVE_WORDS) });
+    words += count;
+  }
+  return joinNeighbours(chosen.sort((a, b) => a.order - b.order));
+}
+
+function joinNeighbours(sentences: Sentence[]): Quote[] {
+  const quotes: Array<Quote & { end: number }> = [];
+  for (const sentence of sentences) {
+    const previous = quotes.at(-1);
+    if (previous && previous.source === sentence.source && previous.end === sentence.order - 1) {
+      previous.text += ` ${sentence.text}`;
+      previous.end = sentence.order;
+    } else quotes.push({ source: sentence.source, text: sentence.text, end: sentence.order });
+  }
+  return quotes.map(({ source, text }) => ({ source, text }));
+}
