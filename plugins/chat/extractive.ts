@@ -16,7 +16,9 @@ const MIN_RELATIVE_SCORE = 0.4;
 /** The retrieval's order still counts: a sentence of the first passage gains this much over one of the last. */
 const PASSAGE_RANK_BONUS = 0.15;
 
-const SENTENCE_END = /(?<=[.!?…。！？]["'”’)\]]?)\s+(?=\S)/;
+const SENTENCE_END = /(?<=[.!?…。！？]["'”’)\]]?)\s+(?=\S)/g;
+/** A line that starts a block of its own (a list item, a table row, a quote, a heading, a fence): other lines continue a hard-wrapped paragraph. */
+const BLOCK_START = /^\s*(?:[-*+>|]\s?|\d+[.)]\s|#{1,6}\s|```|~~~)/;
 const HAS_WORD = /[\p{L}\p{N}]/u;
 
 export interface Quote {
@@ -31,6 +33,9 @@ interface Sentence {
   source: SourceView;
   /** Its place among the passages' sentences: quotes read in the passages' order. */
   order: number;
+  /** Where it lies in its source's text: a quote is always a verbatim slice. */
+  start: number;
+  end: number;
   text: string;
   words: Set<string>;
   /** Both arms, 0..1. */
@@ -42,14 +47,37 @@ interface Sentence {
 const stem = (word: string) => word.replace(/(ies|es|s|ing|ed|ly)$/, '') || word;
 const contentWords = (text: string) => new Set(queryWords(text).filter((word) => word.length > 1 && !STOPWORDS.has(word)).map(stem));
 
-/** The lines of a passage, and the sentences of each line; lines without a word (fences, rules) are left out. */
+/** Blocks of a passage as [start, end) offsets: a blank line or a BLOCK_START line begins one; hard-wrapped lines of a paragraph stay together. */
+function blocksOf(text: string): Array<[number, number]> {
+  const blocks: Array<[number, number]> = [];
+  let offset = 0;
+  for (const line of text.split('\n')) {
+    const end = offset + line.length;
+    const last = blocks.at(-1);
+    if (line.trim() && last && last[1] === offset - 1 && !BLOCK_START.test(line)) last[1] = end;
+    else if (line.trim()) blocks.push([offset, end]);
+    offset = end + 1;
+  }
+  return blocks;
+}
+
+/** The sentences of each block of each passage; pieces without a word (fences, rules) are left out. */
 function sentencesOf(sources: SourceView[]): Sentence[] {
   const sentences: Sentence[] = [];
+  const add = (source: SourceView, start: number, end: number) => {
+    const raw = source.text.slice(start, end);
+    const lead = raw.length - raw.trimStart().length;
+    const text = raw.trim();
+    if (HAS_WORD.test(text)) sentences.push({ source, order: sentences.length, start: start + lead, end: start + lead + text.length, text, words: contentWords(text), relevance: 0, score: 0 });
+  };
   for (const source of sources) {
-    for (const line of source.text.split('\n')) {
-      for (const piece of line.trim().split(SENTENCE_END)) {
-        if (HAS_WORD.test(piece)) sentences.push({ source, order: sentences.length, text: piece, words: contentWords(piece), relevance: 0, score: 0 });
+    for (const [start, end] of blocksOf(source.text)) {
+      let from = start;
+      for (const boundary of source.text.slice(start, end).matchAll(SENTENCE_END)) {
+        add(source, from, start + boundary.index);
+        from = start + boundary.index + boundary[0].length;
       }
+      add(source, from, end);
     }
   }
   return sentences;
@@ -122,20 +150,19 @@ export async function extractiveQuotes(query: string, sources: SourceView[], emb
     if (chosen.some((other) => jaccard(other.words, sentence.words) >= REPEAT_JACCARD)) continue;
     const count = wordCount(sentence.text);
     if (chosen.length && words + count > EXTRACTIVE_WORDS * 1.2) continue;
-    chosen.push(chosen.length ? sentence : { ...sentence, text: clipped(sentence.text, EXTRACTIVE_WORDS) });
+    chosen.push(sentence);
     words += count;
   }
   return joinNeighbours(chosen.sort((a, b) => a.order - b.order));
 }
 
+/** Neighbouring sentences of one passage become one quote, sliced from the passage as written; a first sentence over the budget is clipped. */
 function joinNeighbours(sentences: Sentence[]): Quote[] {
-  const quotes: Array<Quote & { end: number }> = [];
+  const runs: Array<{ source: SourceView; start: number; end: number; last: number }> = [];
   for (const sentence of sentences) {
-    const previous = quotes.at(-1);
-    if (previous && previous.source === sentence.source && previous.end === sentence.order - 1) {
-      previous.text += ` ${sentence.text}`;
-      previous.end = sentence.order;
-    } else quotes.push({ source: sentence.source, text: sentence.text, end: sentence.order });
+    const previous = runs.at(-1);
+    if (previous && previous.source === sentence.source && previous.last === sentence.order - 1) Object.assign(previous, { end: sentence.end, last: sentence.order });
+    else runs.push({ source: sentence.source, start: sentence.start, end: sentence.end, last: sentence.order });
   }
-  return quotes.map(({ source, text }) => ({ source, text }));
+  return runs.map(({ source, start, end }) => ({ source, text: clipped(source.text.slice(start, end), EXTRACTIVE_WORDS) }));
 }

@@ -74,10 +74,10 @@ export class ChunksRepository {
   }
 
   /** Chunks not yet embedded with this model, oldest first, in pages (rebuilds and repairs walk them). */
-  async pendingFor(modelId: string, afterRowid: number, limit: number): Promise<Array<{ rowid: number; text: string; heading: string | null }>> {
+  async pendingFor(modelId: string, afterRowid: number, limit: number): Promise<Array<{ rowid: number; text: string }>> {
     return this.db
       .selectFrom('chunks')
-      .select(['rowid', 'text', 'heading'])
+      .select(['rowid', 'text'])
       .where('rowid', '>', afterRowid)
       .where((eb) => eb.or([eb('embedded_with', 'is', null), eb('embedded_with', '!=', modelId)]))
       .orderBy('rowid')
@@ -86,8 +86,8 @@ export class ChunksRepository {
   }
 
   /** Every chunk in rowid order, a page at a time (a full rebuild walks them). */
-  async page(afterRowid: number, limit: number): Promise<Array<{ rowid: number; text: string; heading: string | null }>> {
-    return this.db.selectFrom('chunks').select(['rowid', 'text', 'heading']).where('rowid', '>', afterRowid).orderBy('rowid').limit(limit).execute();
+  async page(afterRowid: number, limit: number): Promise<Array<{ rowid: number; text: string }>> {
+    return this.db.selectFrom('chunks').select(['rowid', 'text']).where('rowid', '>', afterRowid).orderBy('rowid').limit(limit).execute();
   }
 
   async countPending(modelId: string): Promise<number> {

@@ -9,7 +9,6 @@ import { IndexStore } from './store.js';
 
 // The index's public surface: what other plugins may import.
 export type { NewChunk } from './chunks-repository.js';
-export { embeddingText } from './embedding-text.js';
 export type { DefaultEmbedderStatus } from './embedder-lifecycle.js';
 export type { SearchIndex } from './search-index.js';
 export type { IndexService, IndexStats } from './service.js';

@@ -8,7 +8,6 @@ import type { JobContext, JobRunner } from '../../core/jobs/runner.js';
 import type { Embedder } from '../../native/embeddings/index.js';
 import { openVectorIndex, type VectorIndex } from '../../native/vector-index/index.js';
 import type { ChunksRepository } from './chunks-repository.js';
-import { embeddingText } from './embedding-text.js';
 import type { SearchIndex } from './search-index.js';
 import type { IndexStore } from './store.js';
 
@@ -172,7 +171,7 @@ export class IndexService {
       const page = everything ? await this.chunks.page(after, EMBED_PAGE) : await this.chunks.pendingFor(embedder.modelId, after, EMBED_PAGE);
       if (page.length === 0) break;
       const rowids = page.map((chunk) => chunk.rowid);
-      const embedded = await embedder.embed(page.map((chunk) => embeddingText(chunk)));
+      const embedded = await embedder.embed(page.map((chunk) => chunk.text));
       // A new index (a rebuild) is nobody else's until it is put in force; the index in force is written through the store.
       if (everything) vectors.add(rowids, embedded);
       else await this.store.addVectors(vectors, rowids, embedded, embedder.modelId);

@@ -13,8 +13,6 @@ export interface ChunkDraft {
   text: string;
   page?: number;
   heading?: string;
-  /** The headings above `heading`, outermost first. */
-  headingPath?: string[];
   sheet?: string;
   row?: number;
   tokenCount: number;
@@ -52,7 +50,6 @@ interface Settings {
 
 interface Segment {
   heading?: string;
-  headingPath?: string[];
   sheet?: string;
   units: Unit[];
 }
@@ -64,7 +61,6 @@ interface Draft {
   text: string;
   tokens: number;
   heading?: string;
-  headingPath?: string[];
   sheet?: string;
 }
 
@@ -96,7 +92,6 @@ export function chunkDocument(document: ExtractedDocument, options: ChunkOptions
     const chunk: ChunkDraft = { ordinal, text: draft.text, tokenCount: draft.tokens };
     if (first.page !== undefined) chunk.page = first.page;
     if (draft.heading !== undefined) chunk.heading = draft.heading;
-    if (draft.headingPath?.length) chunk.headingPath = draft.headingPath;
     if (draft.sheet !== undefined) chunk.sheet = draft.sheet;
     if (first.row !== undefined) chunk.row = first.row;
     return chunk;
@@ -109,8 +104,8 @@ function segmentsOf(sections: ExtractedSection[], options: Settings): Segment[] 
   let previous: ExtractedSection | undefined;
   for (const section of sections) {
     const continues =
-      previous && previous.kind === 'text' && section.kind === 'text' && previous.heading === section.heading && previous.sheet === section.sheet && samePath(previous, section);
-    if (!continues) segments.push({ heading: section.heading, headingPath: section.headingPath, sheet: section.sheet, units: [] });
+      previous && previous.kind === 'text' && section.kind === 'text' && previous.heading === section.heading && previous.sheet === section.sheet;
+    if (!continues) segments.push({ heading: section.heading, sheet: section.sheet, units: [] });
     const segment = segments[segments.length - 1];
     const units = unitsOf(section, options);
     if (units.length && segment.units.length) units[0].sep = '\n';
@@ -179,7 +174,7 @@ function packSegment(segment: Segment, options: Settings): Draft[] {
       text = joinUnits(parts);
       count = meter.count(text);
     }
-    drafts.push({ parts, fresh: carry.length, text, tokens: count, heading: segment.heading, headingPath: segment.headingPath, sheet: segment.sheet });
+    drafts.push({ parts, fresh: carry.length, text, tokens: count, heading: segment.heading, sheet: segment.sheet });
     start = end;
     carry = overlapOf(parts, options);
   }
@@ -221,18 +216,7 @@ function foldShortTail(drafts: Draft[], options: Settings): Draft[] {
   return [...drafts.slice(0, -2), { ...before, parts, text, tokens }];
 }
 
-const samePath = (a: { headingPath?: string[] }, b: { headingPath?: string[] }) => (a.headingPath ?? []).join('\n') === (b.headingPath ?? []).join('\n');
-const sameContext = (a: Draft | undefined, b: Draft | undefined) => !!a && !!b && a.heading === b.heading && a.sheet === b.sheet && samePath(a, b);
-
-/**
- * What a chunk's heading holds: its document's title and its heading path down to its own heading
- * ("Fastify › Server › Factory"), so that keyword search and the embedder see where the text sits.
- */
-export function contextHeading(title: string | undefined, draft: Pick<ChunkDraft, 'heading' | 'headingPath'>): string | undefined {
-  const path: string[] = [];
-  for (const part of [title, ...(draft.headingPath ?? []), draft.heading]) if (part?.trim() && path.at(-1) !== part.trim()) path.push(part.trim());
-  return path.length ? path.join(' › ') : undefined;
-}
+const sameContext = (a: Draft | undefined, b: Draft | undefined) => !!a && !!b && a.heading === b.heading && a.sheet === b.sheet;
 
 /** No chunk under minChars: a short one joins a neighbour (the one under its own heading first) or, failing that, is dropped. */
 function mergeShort(drafts: Draft[], options: Settings): Draft[] {
@@ -243,7 +227,7 @@ function mergeShort(drafts: Draft[], options: Settings): Draft[] {
     const tokens = options.meter.additive ? first.tokens + second.tokens : options.meter.count(text);
     if (tokens > options.maxTokens) return undefined;
     const parts = [...first.parts, { ...second.parts[0], sep: '\n\n' }, ...second.parts.slice(1)];
-    return { parts, fresh: first.fresh, text, tokens, heading: first.heading, headingPath: first.headingPath, sheet: first.sheet };
+    return { parts, fresh: first.fresh, text, tokens, heading: first.heading, sheet: first.sheet };
   };
   for (let i = 0; i < queue.length; i++) {
     const draft = queue[i];

@@ -8,8 +8,6 @@ export interface ExtractedSection {
   page?: number;
   /** Nearest heading above the text (DOCX, MD, HTML). */
   heading?: string;
-  /** The headings that `heading` sits under, outermost first (MD). */
-  headingPath?: string[];
   /** Worksheet name (XLSX). */
   sheet?: string;
   /** 1-based row as the user sees it in the source, header included (XLSX, CSV, tables). */
@@ -100,7 +98,6 @@ export function compactSection(section: ExtractedSection): ExtractedSection {
   const out: ExtractedSection = { kind: section.kind, text: section.text };
   if (section.page !== undefined) out.page = section.page;
   if (section.heading !== undefined) out.heading = section.heading;
-  if (section.headingPath?.length) out.headingPath = section.headingPath;
   if (section.sheet !== undefined) out.sheet = section.sheet;
   if (section.row !== undefined) out.row = section.row;
   return out;

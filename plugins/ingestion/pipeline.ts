@@ -5,8 +5,8 @@ import { type JobContext, JobCancelled, type JobRunner } from '../../core/jobs/r
 import type { SettingsStore } from '../../core/settings/store.js';
 import type { Embedder } from '../../native/embeddings/index.js';
 import { type DocumentRow, type DocumentsService, type FileType, UNEXPECTED_REASON } from '../documents/index.js';
-import { type IndexStore, type NewChunk, embeddingText } from '../index/index.js';
-import { type ChunkDraft, chunkDocument, chunkId, contextHeading } from './chunker.js';
+import type { IndexStore, NewChunk } from '../index/index.js';
+import { type ChunkDraft, chunkDocument, chunkId } from './chunker.js';
 import { ExtractionError } from './extracted-document.js';
 import type { ExtractionPool } from './extraction-pool.js';
 
@@ -176,8 +176,7 @@ export class IngestionPipeline {
     if (!file) throw new ExtractionError('unsupported', 'The original file of this document is not stored');
     const extracted = await this.pool.extract(file, document.file_type as FileType, { tablesEnabled: this.options.tablesEnabled, ocrEnabled: this.options.ocrEnabled });
     const embedder = this.store.embedder();
-    // The heading a chunk is stored with carries its document's title and heading path (see contextHeading).
-    const drafts = chunkDocument(extracted, this.chunkOptions(embedder)).map((draft) => ({ ...draft, heading: contextHeading(extracted.title, draft) }));
+    const drafts = chunkDocument(extracted, this.chunkOptions(embedder));
     if (drafts.length === 0) throw new ExtractionError('empty', 'No text long enough to index was found in this document');
     const ids = drafts.map((draft) => chunkId(document, draft.ordinal, draft.text));
     const unchanged = sameChunks(await this.store.chunkIdsOf(document.id), ids, embedder);
@@ -195,7 +194,7 @@ export class IngestionPipeline {
     this.embedding.set(documentId, abort);
     const batches: Array<Promise<Float32Array[]>> = [];
     for (let start = 0; start < drafts.length; start += this.options.upsertBatchSize) {
-      const vectors = embedder.embed(drafts.slice(start, start + this.options.upsertBatchSize).map((draft) => embeddingText(draft)), { signal: abort.signal });
+      const vectors = embedder.embed(drafts.slice(start, start + this.options.upsertBatchSize).map((draft) => draft.text), { signal: abort.signal });
       vectors.catch(() => undefined); // awaited in its turn, or never (its document forgotten)
       batches.push(vectors);
     }

@@ -12,7 +12,7 @@ export interface FusionSettings {
 }
 
 /** Chosen on the dev half of the real-collection evaluation (docs/retrieval-quality.md). */
-export const DEFAULT_FUSION: FusionSettings = { method: 'rrf', rrfK: 60, weights: { vector: 1, keyword: 1 }, perDocument: 0 };
+export const DEFAULT_FUSION: FusionSettings = { method: 'rrf', rrfK: 60, weights: { vector: 1, keyword: 2 }, perDocument: 0 };
 
 export interface Scored {
   rowid: number;

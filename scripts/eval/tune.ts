@@ -34,8 +34,9 @@ const VARIANTS: Variant[] = [
   ...[1, 2, 3].map((n): Variant => ({ label: `keyword perDoc ${n}`, mode: 'keyword', fusion: { perDocument: n } })),
   ...[1, 2, 3].map((n): Variant => ({ label: `hybrid perDoc ${n}`, mode: 'hybrid', fusion: { perDocument: n } })),
   ...[1, 2].map((n): Variant => ({ label: `hybrid kw×2 perDoc ${n}`, mode: 'hybrid', fusion: { ...rrf(2, 1), perDocument: n } })),
-  ...[2, 4, 8].map((h): Variant => ({ label: `keyword heading×${h}`, mode: 'keyword', fields: { text: 1, heading: h } })),
-  ...[2, 4].map((h): Variant => ({ label: `hybrid heading×${h}`, mode: 'hybrid', fields: { text: 1, heading: h } })),
+  ...[0, 0.1, 0.25, 0.5, 2, 4].map((h): Variant => ({ label: `keyword heading×${h}`, mode: 'keyword', fields: { text: 1, heading: h } })),
+  ...[0, 0.1, 0.25, 0.5, 2].map((h): Variant => ({ label: `hybrid heading×${h}`, mode: 'hybrid', fields: { text: 1, heading: h } })),
+  ...[0.1, 0.25, 0.5].map((h): Variant => ({ label: `hybrid kw×2 perDoc 1 heading×${h}`, mode: 'hybrid', fusion: { ...rrf(2, 1), perDocument: 1 }, fields: { text: 1, heading: h } })),
 ];
 
 async function main(): Promise<void> {

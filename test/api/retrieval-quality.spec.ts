@@ -7,7 +7,7 @@ import { multipartBody } from '../fixtures/multipart.js';
 import { installTinyEmbeddingModel } from '../fixtures/tiny-embedding-model.js';
 import { type TestApp, startApp } from '../helpers.js';
 
-/** A handbook whose sections do not repeat its title: only the heading path ties them to it. */
+/** A handbook with a prose section and an option table. */
 const HANDBOOK =
   '# Zephyrine harbour handbook\n\nThis handbook describes the harbour of the village and the services it offers to visiting crews.\n\n' +
   '## Berths\n\n### Mooring fees\n\nFees are paid at the office on arrival, in cash or by card, before the boat is tied up for the night.\n\n' +
@@ -19,7 +19,7 @@ const HANDBOOK =
 
 const ORCHARD = '# Orchard notes\n\nThe orchard has forty apple trees and twelve pear trees; pruning happens in late winter before the buds open.\n';
 
-describe('retrieval quality: contextual chunks and extractive answers', () => {
+describe('retrieval quality: fusion weights and extractive answers', () => {
   let t: TestApp;
   let viewer: string;
 
@@ -37,27 +37,12 @@ describe('retrieval quality: contextual chunks and extractive answers', () => {
   });
   afterAll(() => t.close());
 
-  const search = async (payload: object) => {
-    const res = await t.request({ method: 'POST', url: '/api/search', token: viewer, payload });
+  it('fuses with the keyword list weighing twice the vector list, as chosen on the evaluation; reports it', async () => {
+    const res = await t.request({ method: 'POST', url: '/api/search', token: viewer, payload: { query: 'mooring fees at the office' } });
     expect(res.statusCode, res.body).toBe(200);
-    return res.json() as { results: Array<{ chunk_id: string; heading?: string; text: string }> };
-  };
-
-  it('finds a section by its document title and heading path; the result quotes the section alone', async () => {
-    const { results } = await search({ query: 'zephyrine', mode: 'keyword', k: 10 });
-    const fees = results.find((result) => result.text.includes('Fees are paid'));
-    expect(fees, JSON.stringify(results)).toBeDefined();
-    expect(fees!.heading).toBe('Zephyrine harbour handbook › Berths › Mooring fees');
-    expect(fees!.text).not.toContain('Zephyrine');
-  });
-
-  it('embeds each chunk with its heading path above its text', async () => {
-    const chunk = await t.app.db.selectFrom('chunks').select(['rowid', 'heading', 'text']).where('text', 'like', '%Fees are paid%').executeTakeFirstOrThrow();
-    const embedder = t.app.searchIndex.embedder()!;
-    const [contextual] = await embedder.embed([`${chunk.heading}\n\n${chunk.text}`]);
-    const [nearest] = t.app.searchIndex.vectors()!.search(contextual, 1);
-    expect(nearest.label).toBe(chunk.rowid);
-    expect(nearest.score).toBeGreaterThan(0.999);
+    const { results, retrieval_settings } = res.json();
+    expect(retrieval_settings).toMatchObject({ mode_used: 'hybrid', fusion: 'rrf', rrf_k: 60, weights: { vector: 1, keyword: 2 }, per_document: 0 });
+    expect(results[0].text).toContain('Fees are paid at the office');
   });
 
   it('answers without a chat model by quoting the line that answers, with its marker and place; the whole passage stays in sources', async () => {

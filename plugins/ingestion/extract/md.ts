@@ -10,23 +10,17 @@ export async function extractMd(filePath: string): Promise<ExtractedDocument> {
   const lines = (await readText(filePath)).split('\n');
   const sections: ExtractedSection[] = [];
   let heading: string | undefined;
-  /** Open headings, outermost first: the path of the next section. */
-  let open: Array<{ level: number; text: string }> = [];
-  let headingPath: string[] = [];
   let title: string | undefined;
   let body: string[] = [];
   let fence: string | undefined;
   const flush = () => {
     const text = body.join('\n').trim();
-    if (text) sections.push(heading === undefined ? { kind: 'text', text } : { kind: 'text', text, heading, ...(headingPath.length ? { headingPath } : {}) });
+    if (text) sections.push(heading === undefined ? { kind: 'text', text } : { kind: 'text', text, heading });
     body = [];
   };
   const startSection = (text: string, level: number) => {
     flush();
     heading = text;
-    open = open.filter((above) => above.level < level);
-    headingPath = open.map((above) => above.text);
-    open.push({ level, text });
     if (level === 1 && title === undefined) title = text;
     body.push(text, '');
   };
