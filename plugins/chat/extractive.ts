@@ -7,16 +7,25 @@ import { STOPWORDS, queryWords } from '../retrieval/index.js';
  * is installed), near-repeats left out, in about EXTRACTIVE_WORDS words; each quote keeps its marker.
  */
 export const EXTRACTIVE_WORDS = 120;
-/** Word-set Jaccard at or above which a sentence repeats one already quoted. */
-const REPEAT_JACCARD = 0.6;
-/** Share of the score from the keyword arm when both arms score; the rest is the embedder's. */
-const KEYWORD_SHARE = 0.5;
-/** A sentence is quoted only when its arms score at least this share of the best sentence's: the budget is a ceiling, not a quota. */
-const MIN_RELATIVE_SCORE = 0.4;
-/** The retrieval's order still counts: a sentence of the first passage gains this much over one of the last. */
-const PASSAGE_RANK_BONUS = 0.15;
 
-const SENTENCE_END = /(?<=[.!?…。！？]["'”’)\]]?)\s+(?=\S)/g;
+export interface ExtractiveSettings {
+  /** About how many words the quotes hold at most. */
+  words: number;
+  /** Share of the score from the keyword arm when both arms score; the rest is the embedder's. */
+  keywordShare: number;
+  /** The retrieval's order still counts: a sentence of the first passage gains this much over one of the last. */
+  rankBonus: number;
+  /** A sentence is quoted only when its arms score at least this share of the best sentence's: the budget is a ceiling, not a quota. */
+  minRelative: number;
+  /** Word-set Jaccard at or above which a sentence repeats one already quoted. */
+  repeatJaccard: number;
+}
+
+/** Chosen on the dev half of the real-collection evaluation (docs/retrieval-quality.md). */
+export const EXTRACTIVE_SETTINGS: ExtractiveSettings = { words: EXTRACTIVE_WORDS, keywordShare: 0.3, rankBonus: 0.15, minRelative: 0.4, repeatJaccard: 0.6 };
+
+/** After a sentence's end mark, not after an abbreviation ("e.g.", "i.e.", "etc.", "vs."). */
+const SENTENCE_END = /(?<!\b(?:e\.g|i\.e|etc|vs|cf)\.)(?<=[.!?…。！？]["'”’)\]]?)\s+(?=\S)/gi;
 /** A line that starts a block of its own (a list item, a table row, a quote, a heading, a fence): other lines continue a hard-wrapped paragraph. */
 const BLOCK_START = /^\s*(?:[-*+>|]\s?|\d+[.)]\s|#{1,6}\s|```|~~~)/;
 const HAS_WORD = /[\p{L}\p{N}]/u;
@@ -128,8 +137,8 @@ function clipped(text: string, words: number): string {
   return all.length <= words ? text : `${all.slice(0, words).join(' ')} …`;
 }
 
-/** The best sentences, best first, until about EXTRACTIVE_WORDS words; then in the passages' order, neighbours of one passage joined into one quote. */
-export async function extractiveQuotes(query: string, sources: SourceView[], embed: EmbedTexts): Promise<Quote[]> {
+/** The best sentences, best first, until about `settings.words` words; then in the passages' order, neighbours of one passage joined into one quote. */
+export async function extractiveQuotes(query: string, sources: SourceView[], embed: EmbedTexts, settings = EXTRACTIVE_SETTINGS): Promise<Quote[]> {
   const sentences = sentencesOf(sources);
   if (!sentences.length) return [];
   const wanted = contentWords(query);
@@ -137,32 +146,32 @@ export async function extractiveQuotes(query: string, sources: SourceView[], emb
   const vector = embed ? await vectorScores(sentences, query, embed) : null;
   const last = Math.max(1, sources.length - 1);
   sentences.forEach((sentence, i) => {
-    sentence.relevance = vector ? KEYWORD_SHARE * keyword[i] + (1 - KEYWORD_SHARE) * vector[i] : keyword[i];
-    sentence.score = sentence.relevance + PASSAGE_RANK_BONUS * (1 - sources.indexOf(sentence.source) / last);
+    sentence.relevance = vector ? settings.keywordShare * keyword[i] + (1 - settings.keywordShare) * vector[i] : keyword[i];
+    sentence.score = sentence.relevance + settings.rankBonus * (1 - sources.indexOf(sentence.source) / last);
   });
-  const floor = MIN_RELATIVE_SCORE * Math.max(...sentences.map((sentence) => sentence.relevance));
+  const floor = settings.minRelative * Math.max(...sentences.map((sentence) => sentence.relevance));
 
   const chosen: Sentence[] = [];
   let words = 0;
   for (const sentence of [...sentences].sort((a, b) => b.score - a.score || a.order - b.order)) {
-    if (words >= EXTRACTIVE_WORDS) break;
+    if (words >= settings.words) break;
     if (chosen.length && sentence.relevance < floor) continue;
-    if (chosen.some((other) => jaccard(other.words, sentence.words) >= REPEAT_JACCARD)) continue;
+    if (chosen.some((other) => jaccard(other.words, sentence.words) >= settings.repeatJaccard)) continue;
     const count = wordCount(sentence.text);
-    if (chosen.length && words + count > EXTRACTIVE_WORDS * 1.2) continue;
+    if (chosen.length && words + count > settings.words * 1.2) continue;
     chosen.push(sentence);
     words += count;
   }
-  return joinNeighbours(chosen.sort((a, b) => a.order - b.order));
+  return joinNeighbours(chosen.sort((a, b) => a.order - b.order), settings.words);
 }
 
 /** Neighbouring sentences of one passage become one quote, sliced from the passage as written; a first sentence over the budget is clipped. */
-function joinNeighbours(sentences: Sentence[]): Quote[] {
+function joinNeighbours(sentences: Sentence[], words: number): Quote[] {
   const runs: Array<{ source: SourceView; start: number; end: number; last: number }> = [];
   for (const sentence of sentences) {
     const previous = runs.at(-1);
     if (previous && previous.source === sentence.source && previous.last === sentence.order - 1) Object.assign(previous, { end: sentence.end, last: sentence.order });
     else runs.push({ source: sentence.source, start: sentence.start, end: sentence.end, last: sentence.order });
   }
-  return runs.map(({ source, start, end }) => ({ source, text: clipped(source.text.slice(start, end), EXTRACTIVE_WORDS) }));
+  return runs.map(({ source, start, end }) => ({ source, text: clipped(source.text.slice(start, end), words) }));
 }
