@@ -42,4 +42,12 @@ describe('extractiveQuotes', () => {
     const quotes = await extractiveQuotes('copper lantern pier storm', [source(1, 'The copper lantern stands on the pier. A storm cracked the lantern glass. Gulls nest nearby.')], null);
     expect(quotes[0].text.startsWith('The copper lantern stands on the pier. A storm cracked the lantern glass.')).toBe(true);
   });
+
+  it('answers on the keyword arm alone when the embedder fails', async () => {
+    const question = 'Which tar option extracts into another directory?';
+    const failing = async (): Promise<Float32Array[]> => {
+      throw new Error('embedder busy');
+    };
+    expect(await extractiveQuotes(question, [TAR, PROSE], failing)).toEqual(await extractiveQuotes(question, [TAR, PROSE], null));
+  });
 });

@@ -143,7 +143,8 @@ export async function extractiveQuotes(query: string, sources: SourceView[], emb
   if (!sentences.length) return [];
   const wanted = contentWords(query);
   const keyword = keywordScores(sentences, wanted);
-  const vector = embed ? await vectorScores(sentences, query, embed) : null;
+  // An embedder that fails here (busy, being replaced) leaves the keyword arm to decide: the answer still comes.
+  const vector = embed ? await vectorScores(sentences, query, embed).catch(() => null) : null;
   const last = Math.max(1, sources.length - 1);
   sentences.forEach((sentence, i) => {
     sentence.relevance = vector ? settings.keywordShare * keyword[i] + (1 - settings.keywordShare) * vector[i] : keyword[i];
@@ -165,7 +166,7 @@ export async function extractiveQuotes(query: string, sources: SourceView[], emb
   return joinNeighbours(chosen.sort((a, b) => a.order - b.order), settings.words);
 }
 
-/** Neighbouring sentences of one passage become one quote, sliced from the passage as written; a first sentence over the budget is clipped. */
+/** Neighbouring sentences of one passage become one quote, sliced from the passage as written; a quote over the budget is clipped. */
 function joinNeighbours(sentences: Sentence[], words: number): Quote[] {
   const runs: Array<{ source: SourceView; start: number; end: number; last: number }> = [];
   for (const sentence of sentences) {
