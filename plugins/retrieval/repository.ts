@@ -27,15 +27,6 @@ export interface SearchFilters {
   groups?: string[];
 }
 
-/** bm25 column weights of chunks_fts: a word of the heading (the chunk's title and heading path) against one of its text. */
-export interface FieldWeights {
-  text: number;
-  heading: number;
-}
-
-/** Chosen on the dev half of the real-collection evaluation (docs/retrieval-quality.md). */
-export const DEFAULT_FIELD_WEIGHTS: FieldWeights = { text: 1, heading: 1 };
-
 /** SQL of retrieval, reads only: FTS5 keyword ranking over chunks_fts and chunk lookups by rowid, each compiled once. */
 export class RetrievalRepository {
   private readonly span;
@@ -44,10 +35,7 @@ export class RetrievalRepository {
   private readonly ranked;
   private readonly chunks;
 
-  constructor(
-    private readonly db: Db,
-    readonly fieldWeights: FieldWeights = DEFAULT_FIELD_WEIGHTS,
-  ) {
+  constructor(private readonly db: Db) {
     const run = db as never;
     // Two subqueries: SQLite reads min() and max() off the rowid b-tree only when each stands alone.
     this.span = prepared<{ first: number | null; last: number | null }, Record<string, never>>(
@@ -63,9 +51,9 @@ export class RetrievalRepository {
       sql<{ rowid: number }>`select rowid from chunks_fts where chunks_fts match ${'$match'} order by rowid desc limit 1 offset ${'$offset'}`.compile(db),
     );
     // ORDER BY bm25() rather than rank: FTS5's rank sorter scores every match and ignores the rowid bound.
-    this.ranked = prepared<{ rowid: number; bm25: number }, { match: string; minRowid: number; limit: number; text: number; heading: number }>(
+    this.ranked = prepared<{ rowid: number; bm25: number }, { match: string; minRowid: number; limit: number }>(
       run,
-      sql<{ rowid: number; bm25: number }>`select rowid, bm25(chunks_fts, ${'$text'}, ${'$heading'}) as bm25 from chunks_fts
+      sql<{ rowid: number; bm25: number }>`select rowid, bm25(chunks_fts) as bm25 from chunks_fts
         where chunks_fts match ${'$match'} and rowid >= ${'$minRowid'} order by bm25 limit ${'$limit'}`.compile(db),
     );
     // CROSS JOIN keeps the rowid list as the outer loop (else SQLite scans every indexed document's chunks).
@@ -95,9 +83,9 @@ export class RetrievalRepository {
     return (await this.floor({ match, offset }))[0]?.rowid ?? 0;
   }
 
-  /** Best bm25 matches first (columns weighed by fieldWeights), among rows at or above `minRowid`. */
+  /** Best bm25 matches first, among rows at or above `minRowid`. Text and heading weigh the same. */
   async keywordRanked(match: string, limit: number, minRowid = 0): Promise<RankedRowid[]> {
-    const rows = await this.ranked({ match, minRowid, limit, ...this.fieldWeights });
+    const rows = await this.ranked({ match, minRowid, limit });
     return rows.map((row) => ({ rowid: row.rowid, score: -row.bm25 }));
   }
 

@@ -1,5 +1,5 @@
 /**
- * Tuning on an index `npm run eval` left behind (HEARTH_EVAL_WORK): the ranking settings below, compared
+ * Tuning on an index `npm run eval` left behind (HEARTH_EVAL_WORK): the fusion settings below, compared
  * in-process through the real RetrievalService over that data dir's SQLite file, vector index and model,
  * on one half of the questions (HEARTH_EVAL_SET, default dev: choices are made there, then reported on test).
  * `HEARTH_EVAL_DIR=... HEARTH_EVAL_WORK=... npx tsx scripts/eval/tune.ts`
@@ -10,7 +10,7 @@ import { openDatabase } from '../../core/db/database.js';
 import { loadEmbedder } from '../../native/embeddings/index.js';
 import { openVectorIndex } from '../../native/vector-index/index.js';
 import { DEFAULT_FUSION, type FusionSettings } from '../../plugins/retrieval/fusion.js';
-import { DEFAULT_FIELD_WEIGHTS, type FieldWeights, RetrievalRepository } from '../../plugins/retrieval/repository.js';
+import { RetrievalRepository } from '../../plugins/retrieval/repository.js';
 import { RetrievalService, type SearchMode } from '../../plugins/retrieval/service.js';
 import { mean, ndcgAt10, recallAt5, reciprocalRankAt10, table } from './metrics.js';
 import { readQuestions, rightDocuments } from './questions.js';
@@ -19,7 +19,6 @@ interface Variant {
   label: string;
   mode: SearchMode;
   fusion?: Partial<FusionSettings>;
-  fields?: FieldWeights;
 }
 
 const rrf = (keyword: number, vector: number, rrfK = 60): Partial<FusionSettings> => ({ method: 'rrf', rrfK, weights: { keyword, vector } });
@@ -28,15 +27,13 @@ const VARIANTS: Variant[] = [
   { label: 'keyword', mode: 'keyword' },
   { label: 'vector', mode: 'vector' },
   { label: 'hybrid (default)', mode: 'hybrid' },
+  { label: 'hybrid rrf equal weights', mode: 'hybrid', fusion: rrf(1, 1) },
   ...[1.5, 2, 3].map((w): Variant => ({ label: `hybrid rrf kw×${w}`, mode: 'hybrid', fusion: rrf(w, 1) })),
   ...[10, 30].map((k): Variant => ({ label: `hybrid rrf k=${k} kw×2`, mode: 'hybrid', fusion: rrf(2, 1, k) })),
   ...[0.5, 0.6, 0.7, 0.8].map((w): Variant => ({ label: `hybrid weighted kw ${w}`, mode: 'hybrid', fusion: { method: 'weighted', weights: { keyword: w, vector: 1 - w } } })),
   ...[1, 2, 3].map((n): Variant => ({ label: `keyword perDoc ${n}`, mode: 'keyword', fusion: { perDocument: n } })),
-  ...[1, 2, 3].map((n): Variant => ({ label: `hybrid perDoc ${n}`, mode: 'hybrid', fusion: { perDocument: n } })),
+  ...[1, 2, 3].map((n): Variant => ({ label: `hybrid equal weights perDoc ${n}`, mode: 'hybrid', fusion: { ...rrf(1, 1), perDocument: n } })),
   ...[1, 2].map((n): Variant => ({ label: `hybrid kw×2 perDoc ${n}`, mode: 'hybrid', fusion: { ...rrf(2, 1), perDocument: n } })),
-  ...[0, 0.1, 0.25, 0.5, 2, 4].map((h): Variant => ({ label: `keyword heading×${h}`, mode: 'keyword', fields: { text: 1, heading: h } })),
-  ...[0, 0.1, 0.25, 0.5, 2].map((h): Variant => ({ label: `hybrid heading×${h}`, mode: 'hybrid', fields: { text: 1, heading: h } })),
-  ...[0.1, 0.25, 0.5].map((h): Variant => ({ label: `hybrid kw×2 perDoc 1 heading×${h}`, mode: 'hybrid', fusion: { ...rrf(2, 1), perDocument: 1 }, fields: { text: 1, heading: h } })),
 ];
 
 async function main(): Promise<void> {
@@ -58,7 +55,7 @@ async function main(): Promise<void> {
   const rows: Array<Array<string | number>> = [];
   try {
     for (const variant of VARIANTS.filter((v) => !only || only.includes(v.label))) {
-      const service = new RetrievalService(new RetrievalRepository(db, variant.fields ?? DEFAULT_FIELD_WEIGHTS), sources, { ...DEFAULT_FUSION, ...variant.fusion });
+      const service = new RetrievalService(new RetrievalRepository(db), sources, { ...DEFAULT_FUSION, ...variant.fusion });
       const scores: Array<{ kind: string; r: number; mrr: number; ndcg: number }> = [];
       for (const question of questions) {
         const { results } = await service.search({ query: question.question, k: 10, mode: variant.mode });
