@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,9 +22,10 @@ const ORCHARD = '# Orchard notes\n\nThe orchard has forty apple trees and twelve
 describe('retrieval quality: fusion weights and extractive answers', () => {
   let t: TestApp;
   let viewer: string;
+  let modelDir: string;
 
   beforeAll(async () => {
-    const modelDir = mkdtempSync(path.join(os.tmpdir(), 'hearth-quality-models-'));
+    modelDir = mkdtempSync(path.join(os.tmpdir(), 'hearth-quality-models-'));
     await installTinyEmbeddingModel(modelDir);
     t = await startApp({ MODEL_DIR: modelDir });
     const editor = (await t.userWithRole('editor')).access;
@@ -35,7 +36,10 @@ describe('retrieval quality: fusion weights and extractive answers', () => {
     }
     await t.app.jobs.idle();
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await t.close();
+    rmSync(modelDir, { recursive: true, force: true });
+  });
 
   it('fuses with the keyword list weighing twice the vector list, as chosen on the evaluation; reports it', async () => {
     const res = await t.request({ method: 'POST', url: '/api/search', token: viewer, payload: { query: 'mooring fees at the office' } });
