@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { LogPrivacy } from '../../core/logger.js';
 import type { SettingsStore } from '../../core/settings/store.js';
+import type { Embedder } from '../../native/embeddings/index.js';
 import type { Generator } from '../../native/llm/index.js';
 import type { AnswerMode, ConversationsService, PastTurn, SourceView } from '../conversations/index.js';
 import type { RetrievalService, RetrievalSettings, SearchFilters, SearchMode, SearchResult } from '../retrieval/index.js';
 import { type Classification, type MetadataHints, SMALL_TALK_ANSWERS, classifyByRules, classifyWithModel } from './classifier.js';
+import { type EmbedTexts, extractiveQuotes } from './extractive.js';
 import { MarkerFilter, keepValidMarkers } from './markers.js';
 import { NOTHING_FOUND, extractiveAnswer } from './prompt.js';
 import { relevantResults } from './relevance.js';
@@ -74,6 +76,8 @@ interface ChatDependencies {
   conversations: ConversationsService;
   /** The chat model in force, or null (no model installed: extractive answers). Read per request. */
   generator: () => Generator | null;
+  /** The embedding model in force, or null: extractive answers score sentences with it too. Read per request. */
+  embedder: () => Embedder | null;
   settings: SettingsStore;
   logPrivacy: LogPrivacy;
   classifierLlm: { enabled: boolean; maxTokens: number };
@@ -132,7 +136,7 @@ export class ChatService {
 
       started = performance.now();
       if (!sources.length) emit(NOTHING_FOUND);
-      else if (!generator) extractiveAnswer(sources).forEach(emit);
+      else if (!generator) extractiveAnswer(await extractiveQuotes(rewrite.query, sources, this.embedTexts())).forEach(emit);
       else ({ sources, tokenBudget } = await this.generate(generator, chat, sources, emit, run));
       timing.generate = elapsed(started);
     }
@@ -144,6 +148,11 @@ export class ChatService {
       'chat answered',
     );
     return { conversation_id: chat.conversationId, answer, sources, token_budget: tokenBudget, retrieval_settings: settings, timing, mode };
+  }
+
+  private embedTexts(): EmbedTexts {
+    const embedder = this.deps.embedder();
+    return embedder ? (texts) => embedder.embed(texts, { priority: 'query' }) : null;
   }
 
   private async classify(query: string, generator: Generator | null, run: ChatRun): Promise<Classification> {

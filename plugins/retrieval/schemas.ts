@@ -37,6 +37,7 @@ export const RetrievalSettingsSchema = Type.Object(
     weights: Weights,
     candidates: Type.Object({ vector: Type.Integer(), keyword: Type.Integer() }, { description: 'Candidates per side before fusion' }),
     near_duplicate_jaccard: Type.Number(),
+    per_document: Type.Integer({ description: 'Chunks of one document among the first results at most, before other documents\' (0: no cap)' }),
     filters: Type.Object({
       document_ids: Type.Optional(Type.Array(Type.String())),
       groups: Type.Optional(Type.Array(Type.String())),

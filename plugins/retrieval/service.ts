@@ -3,7 +3,7 @@ import { BoundedMap } from '../../core/bounded-map.js';
 import type { Embedder } from '../../native/embeddings/index.js';
 import type { VectorIndex } from '../../native/vector-index/index.js';
 import { searchVectors } from '../search-index/index.js';
-import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, dropNearDuplicates, fuse, textSignature, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
+import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, capPerDocument, dropNearDuplicates, fuse, textSignature, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery } from './keyword-query.js';
 import type { ChunkHit, ReadScope, RetrievalRepository, SearchFilters } from './repository.sqlite.js';
 
@@ -61,6 +61,8 @@ export interface RetrievalSettings {
   weights: { vector: number; keyword: number };
   candidates: { vector: number; keyword: number };
   near_duplicate_jaccard: number;
+  /** Chunks of one document among the first results at most, before other documents' (0: no cap). */
+  per_document: number;
   filters: SearchFilters;
   model_id: string | null;
 }
@@ -118,7 +120,8 @@ export class RetrievalService {
     // Deduplicated per side too, so that copies do not push distinct chunks down a side's ranking.
     const [vector, keyword] = [vectorList, keywordList].map((list) => dropNearDuplicates(list, signatureOf, n));
     const ranked = modeUsed === 'hybrid' ? fuse(vector, keyword, this.fusion) : modeUsed === 'vector' ? vector : keyword;
-    const unique = dropNearDuplicates(ranked, signatureOf, k);
+    const diverse = capPerDocument(ranked, (item) => hits.get(item.rowid)!.document_id, this.fusion.perDocument);
+    const unique = dropNearDuplicates(diverse, signatureOf, k);
 
     return {
       results: unique.map((item, index) => toResult(hits.get(item.rowid)!, index + 1, item.score)),
@@ -140,6 +143,7 @@ export class RetrievalService {
       weights: hybrid ? this.fusion.weights : { vector: modeUsed === 'vector' ? 1 : 0, keyword: modeUsed === 'keyword' ? 1 : 0 },
       candidates: { vector: modeUsed === 'keyword' ? 0 : n, keyword: modeUsed === 'vector' ? 0 : n },
       near_duplicate_jaccard: NEAR_DUPLICATE_JACCARD,
+      per_document: this.fusion.perDocument,
       filters,
       model_id: 'unavailable' in side || modeUsed === 'keyword' ? null : side.embedder.modelId,
     };

@@ -19,7 +19,7 @@ describe('chat without a chat model (extractive answers)', () => {
   });
   afterAll(() => t.close());
 
-  it('answers in JSON with the best passages quoted verbatim, each with its marker', async () => {
+  it('answers in JSON by quoting the sentences of the best passages that answer, each with its marker', async () => {
     const query = 'When was the copper lantern replaced?';
     const res = await chat({ query });
     expect(res.statusCode, res.body).toBe(200);
@@ -36,9 +36,15 @@ describe('chat without a chat model (extractive answers)', () => {
       const row = rows.find((chunk) => chunk.id === source.chunk_id)!;
       expect(source.text).toBe(row.text);
       expect(source.document_id).toBe(row.document_id);
-      expect(body.answer).toContain(`[${source.marker}] ${source.filename}`);
-      expect(body.answer).toContain(`"${row.text}"`);
     }
+    // Each quote is verbatim text of the source its marker points at; the sentence that answers is quoted, not whole passages.
+    const quotes = [...body.answer.matchAll(/\n\n\[(\d+)\] ([^\n]*):\n"([^]*?)"(?=\n\n\[|$)/g)];
+    expect(quotes.length).toBeGreaterThan(0);
+    for (const [, marker, place, quote] of quotes) {
+      expect(place.startsWith(body.sources[Number(marker) - 1].filename)).toBe(true);
+      expect(body.sources[Number(marker) - 1].text).toContain(quote);
+    }
+    expect(body.answer).toContain('The lighthouse keeper replaced the copper lantern of the north pier in March 1987 after a winter storm cracked its glass.');
     expect(body.sources[0]).toMatchObject({ filename: 'harbour-log.md', document_id: documents['harbour-log.md'] });
     expect(body.sources[0].text).toContain('copper lantern');
     // Only passages that share a word with the question are sources: the orchard is not.
