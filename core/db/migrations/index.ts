@@ -7,6 +7,7 @@ import * as m0005 from './0005-documents.js';
 import * as m0006 from './0006-conversations.js';
 import * as m0007 from './0007-source-runs.js';
 import * as m0008 from './0008-oidc-private-network.js';
+import * as m0013 from './0013-ocr-pages.js';
 
 /** Numbered, forward-only. Append; never edit a migration that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '0006-conversations': m0006,
   '0007-source-runs': m0007,
   '0008-oidc-private-network': m0008,
+  '0013-ocr-pages': m0013,
 };
