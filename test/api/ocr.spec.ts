@@ -1,10 +1,11 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { multipartBody } from '../fixtures/multipart.js';
 import * as scans from '../fixtures/scans.js';
-import { startApp, type TestApp } from '../helpers.js';
+import { cleanupServices, ensureBuilt, exitWithin, listening, ROOT, startService, tempDir, waitFor } from '../fixtures/service-process.js';
+import { ADMIN, startApp, type TestApp } from '../helpers.js';
 
 const LETTER_TEXT = scans.LETTER.join(' ');
 const SCANNED_PAGE = ['Cargo manifest for the schooner Zephyrine', 'Cloves, nutmeg and cinnamon from Zanzibar'];
@@ -171,5 +172,47 @@ describe('OCR languages', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the built service (node dist/server.js) with OCR enabled', () => {
+  beforeAll(() => ensureBuilt(), 240_000);
+  afterAll(() => cleanupServices());
+
+  it('reads an image with no connection attempted beyond loopback, and writes no language cache', async () => {
+    const dataDir = tempDir();
+    const workDir = tempDir('hearth-ocr-cwd-');
+    const egressLog = path.join(tempDir(), 'egress.log');
+    const service = startService({
+      PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, INDEXING_OCR_ENABLED: 'true', LOG_LEVEL: 'INFO',
+      NODE_OPTIONS: `--require ${path.join(ROOT, 'test', 'fixtures', 'no-egress.cjs')}`, HEARTH_EGRESS_LOG: egressLog,
+    }, workDir);
+    const baseUrl = await listening(service);
+    const login = await fetch(`${baseUrl}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+    const authorization = `Bearer ${((await login.json()) as { access_token: string }).access_token}`;
+    const { payload, headers } = multipartBody([{ name: 'file', content: scans.textImage(scans.LETTER), filename: 'letter.png' }]);
+    expect((await fetch(`${baseUrl}/api/docs/upload`, { method: 'POST', headers: { ...headers, authorization }, body: payload })).status).toBe(202);
+    const doc = await waitFor('the image to be indexed', service, async () => {
+      const { documents } = (await (await fetch(`${baseUrl}/api/docs`, { headers: { authorization } })).json()) as { documents: Array<{ status: string; error: string | null }> };
+      return documents[0]?.status === 'indexed' || documents[0]?.status === 'failed' ? documents[0] : undefined;
+    }, 120_000, 100);
+    expect(doc).toMatchObject({ status: 'indexed' });
+
+    const log = readFileSync(egressLog, 'utf8');
+    // The guard ran in the service, its extraction thread and tesseract's own thread, and refused nothing.
+    expect(new Set(log.match(/^guard thread \d+$/gm)).size).toBeGreaterThanOrEqual(3);
+    expect(log).not.toMatch(/refused/);
+    expect(readdirSync(workDir)).toEqual([]);
+    service.child.kill('SIGTERM');
+    expect((await exitWithin(service, 15_000)).code).toBe(0);
+  });
+
+  it('a configured language whose package is missing: exit 78 with one line naming the package', async () => {
+    const dataDir = tempDir();
+    const service = startService({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, INDEXING_OCR_ENABLED: 'true', INDEXING_OCR_LANGUAGES: 'eng,deu' });
+    expect(await exitWithin(service, 20_000)).toEqual({ code: 78, signal: null });
+    expect(service.stderr().trim().split('\n')).toEqual([
+      'hearth: invalid configuration: INDEXING_OCR_LANGUAGES: OCR language "deu" needs the package @tesseract.js-data/deu, which is not installed (npm install @tesseract.js-data/deu)',
+    ]);
   });
 });
