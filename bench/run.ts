@@ -18,7 +18,7 @@
  * server children to bench/results/profiles/, for `chrome://inspect` or speedscope), BENCH_SERVER (the built
  * service to run, default dist/server.js).
  *
- * Then four more sections (BENCH_ONLY=api|ingest|search|chat|embedder runs one of the five):
+ * Then five more sections (BENCH_ONLY=api|ingest|search|chat|embedder|ocr runs one of the six):
  *   ingest  bench/ingest.ts: a 200-page PDF and 1,000 text files uploaded to the built service,
  *           pages/s, files/s and chunks/s, as a fraction of the raw embedding throughput of the
  *           same model measured alone in the same run (target >= 80%), with a random-weight model of
@@ -39,6 +39,9 @@
  *           into the temp dir, reused): chunks/s at 1, 16 and 64 texts per call, model size, peak RSS
  *           of a fresh process that loads it and embeds against a bare node, the retrieval harness and
  *           the word-similarity check. BENCH_EMBED_SECONDS, BENCH_EMBEDDER_MEMORY_TEXTS.
+ *   ocr     bench/ocr.ts: a 50-page scan (ten 5-page image-only PDFs) read by OCR in the built service,
+ *           pages/s with 1 and 2 extraction workers (target >= 1 with 2), GET /api/auth/me p95 during the
+ *           scan (target < 50 ms), peak RSS. BENCH_OCR_PAGES, BENCH_OCR_WORKERS.
  * The other sections use the tiny test embedding model (they say so).
  * bench/results/latest.json keeps the latest figures of every section: a section not run keeps
  * its previous figures (`measured_at` says when each was taken).
@@ -53,6 +56,7 @@ import { installTinyEmbeddingModel } from '../test/fixtures/tiny-embedding-model
 import { benchIngest, formatIngestSummary, ingestTable, parseBenchModels } from './ingest.js';
 import { benchChat, chatTable, formatChatBench } from './chat.js';
 import { benchDefaultEmbedder, formatDefaultEmbedderBench } from './default-embedder.js';
+import { benchOcr, formatOcrSummary, ocrTable } from './ocr.js';
 import { BENCH_SECRETS, DEPLOYED_ENV, login, processCpuMicros, ROOT, type Service, startService, stopService } from './harness.js';
 import { installMiniLmShapeModel } from './minilm-shape-model.js';
 import { benchSearch, formatSearchBench } from './search.js';
@@ -274,7 +278,7 @@ function profilesDir(): string | undefined {
   return dir;
 }
 
-const SECTIONS = ['api', 'ingest', 'search', 'chat', 'embedder'] as const;
+const SECTIONS = ['api', 'ingest', 'search', 'chat', 'embedder', 'ocr'] as const;
 type Section = (typeof SECTIONS)[number];
 
 async function main(): Promise<void> {
@@ -384,6 +388,19 @@ async function main(): Promise<void> {
     console.log(formatDefaultEmbedderBench(embedder));
     latest.embedder = embedder;
     measuredAt.embedder = now;
+  }
+
+  if (runs('ocr')) {
+    console.log('\n== OCR: a 50-page scan read by the built service, 1 and 2 extraction workers; GET /api/auth/me meanwhile');
+    const ocr = await benchOcr({
+      serverScript,
+      pages: envNumber('BENCH_OCR_PAGES', 50),
+      workers: (process.env.BENCH_OCR_WORKERS ?? '1,2').split(',').map(Number),
+    });
+    console.table(ocrTable(ocr));
+    console.log(formatOcrSummary(ocr));
+    latest.ocr = ocr;
+    measuredAt.ocr = now;
   }
 
   writeFileSync(file, `${JSON.stringify({ ...latest, date: now, machine, measured_at: measuredAt }, null, 2)}\n`);

@@ -19,7 +19,7 @@ export interface Ocr {
 
 export class OcrTimeout extends Error {
   constructor(readonly timeoutMs: number) {
-    super(`OCR took longer than ${Math.round(timeoutMs / 1000)} s`);
+    super(`OCR took longer than ${timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`}`);
     this.name = 'OcrTimeout';
   }
 }

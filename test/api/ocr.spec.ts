@@ -119,6 +119,11 @@ describe('OCR enabled (INDEXING_OCR_ENABLED=true)', () => {
     expect(doc).toMatchObject({ status: 'failed', error: 'No page could be read (page 1: The page image could not be read)' });
   });
 
+  it('an image declaring more pixels than the bound is refused before it is decoded (a decompression bomb)', async () => {
+    const { doc } = await ingest('bomb.png', await scans.pngDeclaring(20_000, 20_000));
+    expect(doc).toMatchObject({ status: 'failed', error: 'The image was refused: it has more than 100000000 pixels' });
+  });
+
   it('nothing was cached in the working directory', () => {
     expect(readdirSync(process.cwd()).filter((name) => !workingDirBefore.includes(name))).toEqual([]);
     expect(existsSync(path.join(process.cwd(), 'eng.traineddata'))).toBe(false);
