@@ -26,6 +26,8 @@ export interface DocumentsTable {
   error: string | null;
   page_count: number | null;
   chunk_count: number;
+  /** JSON array of PageWarning: pages OCR read with low confidence or could not read, and why. Migration 0013. */
+  page_warnings: Generated<string>;
   /** JSON object: document-level metadata (title, author, …). */
   metadata: string;
   /** JSON array of group names allowed to retrieve it (ENTERPRISE ACL); its source's groups, else ["everyone"]. */
@@ -52,6 +54,8 @@ export interface ChunksTable {
   row: number | null;
   char_count: number;
   token_count: number;
+  /** Tesseract's confidence (0-100) on the page the chunk was read from by OCR; null for a text layer. Migration 0013. */
+  ocr_confidence?: number | null;
   /** JSON object: chunk-level metadata. */
   metadata: string;
   /** Id of the embedding model whose vector of this chunk is in the index; null until embedded. */

@@ -8,6 +8,7 @@ export { DocumentsService, sanitiseFilename, type IndexedDocument, type SourceFi
 export type { DocumentRow } from './repository.js';
 export { CANCELLED_REASON, UNEXPECTED_REASON } from './lifecycle.js';
 export { FILE_TYPES, type FileType } from './file-type.js';
+export type { PageWarning } from './schemas.js';
 export { SourceRun, type RunIndexer, type SourceRunOptions } from './source-run.js';
 
 declare module 'fastify' {

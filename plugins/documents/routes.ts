@@ -6,7 +6,7 @@ import { clock } from '../../core/clock.js';
 import { badRequest, notFound } from '../../core/errors.js';
 import type { DocumentRow } from './repository.js';
 import { attachmentDisposition } from './service.js';
-import { BulkDeleteBody, BulkDeleteResult, DocumentIdParams, DocumentList, DocumentView, ListDocumentsQuery, UploadResult } from './schemas.js';
+import { BulkDeleteBody, BulkDeleteResult, DocumentIdParams, DocumentList, DocumentView, ListDocumentsQuery, type PageWarning, UploadResult } from './schemas.js';
 
 function toDocumentView(row: DocumentRow) {
   return {
@@ -23,6 +23,7 @@ function toDocumentView(row: DocumentRow) {
     error: row.error,
     page_count: row.page_count,
     chunk_count: row.chunk_count,
+    page_warnings: JSON.parse(row.page_warnings) as PageWarning[],
     created_at: clock.iso(row.created_at),
     updated_at: clock.iso(row.updated_at),
     indexed_at: row.indexed_at === null ? null : clock.iso(row.indexed_at),

@@ -16,6 +16,7 @@ import type { IndexStore } from '../search-index/index.js';
 import { detectFileTypeOfFile, OCR_FILE_TYPES, TIER_FOR_TYPE, type DetectedFileType } from './file-type.js';
 import { CANCELLED_REASON, needsIndexing, statesBefore } from './lifecycle.js';
 import type { DocumentFilter, DocumentRow, DocumentsRepository } from './repository.js';
+import type { PageWarning } from './schemas.js';
 import type { SkipReason } from '../jobs/index.js';
 
 /** A file found by a connector scan or fetched by an integration. */
@@ -73,6 +74,8 @@ export interface IndexedDocument {
   pageCount: number | null;
   chunkCount: number;
   title?: string;
+  /** Pages OCR read with low confidence or could not read. */
+  pageWarnings?: PageWarning[];
 }
 
 /**
@@ -173,6 +176,7 @@ export class DocumentsService {
     return this.move([id], 'indexed', {
       page_count: found.pageCount,
       chunk_count: found.chunkCount,
+      page_warnings: JSON.stringify(found.pageWarnings ?? []),
       indexed_at: clock.now(),
       ...(found.title ? { metadata: JSON.stringify({ title: found.title }) } : {}),
     });
@@ -180,7 +184,7 @@ export class DocumentsService {
 
   /** Indexing failed; the reason is shown to users (lifecycle.ts names the reasons that are no fault of the file). */
   async failed(id: string, reason: string): Promise<void> {
-    await this.move([id], 'failed', { error: reason });
+    await this.move([id], 'failed', { error: reason, page_warnings: '[]' });
   }
 
   /** A stop of the service interrupted the document's indexing: it is indexed at the next start. */

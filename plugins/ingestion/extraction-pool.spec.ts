@@ -167,16 +167,12 @@ describe('bad files fail that one document with a clear reason', () => {
     expect(error.reason).toBe('corrupt');
   });
 
-  it('a PNG named .pdf: corrupt when read as PDF, unsupported (OCR) when read as what it is', async () => {
+  it('a PNG named .pdf: corrupt when read as PDF, unsupported (OCR off) when read as what it is', async () => {
     const png = await fixtures.makePngNamedPdf(dir);
     expect((await failure(pool.extract(png, 'pdf'))).reason).toBe('corrupt');
     expect(await failure(pool.extract(png, 'png', TABLES_OFF))).toMatchObject({
       reason: 'unsupported',
       message: 'Images are indexed only with OCR enabled (INDEXING_OCR_ENABLED)',
-    });
-    expect(await failure(pool.extract(png, 'png', { tablesEnabled: false, ocrEnabled: true }))).toMatchObject({
-      reason: 'unsupported',
-      message: 'OCR is not available in this release',
     });
   });
 

@@ -10,7 +10,13 @@ export const JobView = Type.Object(
     id: Type.String(),
     type: Type.String(),
     state: StringEnum(JOB_STATES),
-    progress: Type.Object({ done: Type.Integer(), total: Type.Integer(), current: Type.Optional(Type.String()) }),
+    progress: Type.Object({
+      done: Type.Integer(),
+      total: Type.Integer(),
+      current: Type.Optional(Type.String()),
+      /** Pages read of the current document's (PDFs, scans). */
+      pages: Type.Optional(Type.Object({ done: Type.Integer(), total: Type.Integer() })),
+    }),
     error: Type.Optional(Type.String()),
     created_at: Type.String({ format: 'date-time' }),
     started_at: Type.Optional(Type.String({ format: 'date-time' })),

@@ -11,6 +11,7 @@ import * as m0009 from './0009-metadata-rules.js';
 import * as m0010 from './0010-schedules.js';
 import * as m0011 from './0011-audit.js';
 import * as m0012 from './0012-groups.js';
+import * as m0013 from './0013-ocr-pages.js';
 
 /** Numbered, forward-only. Append; never edit a migration that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '0010-schedules': m0010,
   '0011-audit': m0011,
   '0012-groups': m0012,
+  '0013-ocr-pages': m0013,
 };
