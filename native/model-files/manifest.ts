@@ -22,9 +22,14 @@ interface ManifestBase {
   installed_at: string;
 }
 
+export const EMBEDDING_FORMATS = ['onnx', 'model2vec'] as const;
+export type EmbeddingFormat = (typeof EMBEDDING_FORMATS)[number];
+
 /** manifest.json of an installed embedding model, in `${MODEL_DIR}/embeddings/<id>/`. */
 export interface EmbeddingManifest extends ManifestBase {
   kind: 'embedding';
+  /** 'onnx' (the default when absent): a sentence-transformers ONNX export; 'model2vec': a static token table (model.safetensors). */
+  format?: EmbeddingFormat;
   /** File names relative to the model folder. */
   files: { model: string; tokenizer: string; tokenizer_config?: string };
   dimension: number;
@@ -63,6 +68,7 @@ function validateEmbedding(m: Partial<EmbeddingManifest>, bad: (why: string) => 
   if (!Number.isInteger(m.dimension) || m.dimension! <= 0) bad('dimension must be a positive integer');
   if (!Number.isInteger(m.max_tokens) || m.max_tokens! < 2) bad('max_tokens must be an integer ≥ 2');
   if (m.pooling !== 'mean') bad('only pooling "mean" is supported');
+  if (m.format !== undefined && !EMBEDDING_FORMATS.includes(m.format)) bad(`format must be one of ${EMBEDDING_FORMATS.join(', ')}`);
   return m as EmbeddingManifest;
 }
 
