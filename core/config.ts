@@ -102,6 +102,8 @@ export interface Config {
   defaultEmbedderDimension: number;
   /** MODEL_WATCH_SECONDS: how often MODEL_DIR is checked for a newly activated embedding model (0: only at start). */
   modelWatchSeconds: number;
+  /** The optional reranker stage (a cross-encoder in MODEL_DIR/rerankers): RERANK_TOP_N fused candidates at most, within RERANK_BUDGET_MS (0: off). */
+  rerank: { topN: number; budgetMs: number };
 
   email: {
     provider: 'console' | 'smtp';
@@ -406,6 +408,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     defaultEmbedder: oneOf(env, 'HEARTH_DEFAULT_EMBEDDER', ['build', 'off'] as const, 'build', true),
     defaultEmbedderDimension: int(env, 'HEARTH_DEFAULT_EMBEDDER_DIMENSION', 256, 8, 1024),
     modelWatchSeconds: int(env, 'MODEL_WATCH_SECONDS', 10, 0, 3600),
+    rerank: { topN: int(env, 'RERANK_TOP_N', 20, 1, 100), budgetMs: int(env, 'RERANK_BUDGET_MS', 300, 0, 10_000) },
 
     email: {
       provider: emailProvider,

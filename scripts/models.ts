@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { ownerOnlyNewFiles, tightenFolder } from '../core/owner-only.js';
 import { importModelFolder, pullModel } from '../native/embeddings/index.js';
 import { importLlm, pullLlm } from '../native/llm/index.js';
+import { importReranker } from '../native/reranker/index.js';
 import {
   DEFAULT_EMBEDDING_PRESET,
   DEFAULT_HUB_URL,
@@ -24,7 +25,8 @@ const USAGE = `Hearth models (embedding models under MODEL_DIR/embeddings, chat 
 
   models import DIR [--id ID] [--name NAME] [--licence TEXT] [--max-tokens N] [--file onnx/NAME.onnx] [--no-activate]
       Copies an exported sentence-transformers ONNX folder (model.onnx or onnx/model*.onnx, tokenizer.json,
-      optional tokenizer_config.json and config.json), records sha256, probes the dimension, makes it active.
+      optional tokenizer_config.json and config.json), or a Model2Vec folder (model.safetensors, tokenizer.json,
+      config.json), records sha256, probes the dimension, makes it active.
   models pull [--model ${[...Object.keys(EMBEDDING_PRESETS), ...Object.keys(LLM_PRESETS)].join('|')}] [--no-activate]
       Downloads a recommended model by pinned revision and sha256 (default ${DEFAULT_EMBEDDING_PRESET}); the chat
       model ${Object.keys(LLM_PRESETS).join(', ')} goes to MODEL_DIR/llm.
@@ -41,6 +43,12 @@ const USAGE = `Hearth models (embedding models under MODEL_DIR/embeddings, chat 
       Copies a GGUF chat model into MODEL_DIR/llm/<id> (id: the file name), records its sha256, makes it active.
   models use-llm ID
       Makes an installed chat model the active one.
+  models import-reranker DIR [--id ID] [--name NAME] [--licence TEXT] [--max-tokens N] [--file onnx/NAME.onnx] [--no-activate]
+      Copies a cross-encoder ONNX export (e.g. cross-encoder/ms-marco-MiniLM-L-6-v2: model.onnx or onnx/model.onnx,
+      tokenizer.json, optional tokenizer_config.json) into MODEL_DIR/rerankers/<id>, records sha256, runs a probe
+      pair, makes it active. The service loads it at start and reranks the top RERANK_TOP_N fused candidates.
+  models use-reranker ID
+      Makes an installed reranker the active one (restart the service to load it).
 
 MODEL_DIR defaults to DATA_DIR/models (DATA_DIR defaults to ./data), as for the service.
 `;
@@ -148,6 +156,21 @@ export async function main(argv: string[], out = (line: string) => console.log(l
         if (!arg) throw new UsageError('import-llm needs a .gguf file');
         const m = await importLlm(arg, { modelDir, id: values.id, name: values.name, licence: values.licence, activate });
         out(`imported chat model ${describeLlm(m)}${activate ? ' (active)' : ''}`);
+        return 0;
+      }
+      case 'import-reranker': {
+        if (!arg) throw new UsageError('import-reranker needs a folder');
+        const m = await importReranker(arg, { modelDir, id: values.id, name: values.name, licence: values.licence, maxTokens: positiveInteger('max-tokens', values['max-tokens']), modelFile: values.file, activate });
+        out(`imported reranker ${m.id}  max ${m.max_tokens} tokens  ${m.name}  [${m.licence}]  ${m.source}${activate ? ' (active)' : ''}`);
+        return 0;
+      }
+      case 'use-reranker': {
+        if (!arg) throw new UsageError('use-reranker needs a model id');
+        await readManifest(modelFolder(modelDir, 'reranker', arg), 'reranker').catch((e: Error) => {
+          throw new Error(`"${arg}" is not an installed reranker: ${e.message}`);
+        });
+        await setActiveModel(modelDir, 'reranker', arg);
+        out(`active reranker: ${arg}`);
         return 0;
       }
       case 'use-llm': {
