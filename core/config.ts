@@ -43,6 +43,8 @@ export interface SeedSettings {
   RAG_LOG_TOKEN_USAGE: boolean;
   RAG_QUERY_REWRITE_ENABLED: boolean;
   RAG_QUERY_REWRITE_MAX_TURNS: number;
+  /** With a chat model: the question searched is widened by a few terms the model suggests (chat/expand.ts). */
+  RAG_QUERY_EXPANSION_ENABLED: boolean;
   RAG_MIN_CHUNK_LENGTH: number;
 }
 export type SeedKey = keyof SeedSettings;
@@ -343,6 +345,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     RAG_LOG_TOKEN_USAGE: bool(env, 'RAG_LOG_TOKEN_USAGE', false),
     RAG_QUERY_REWRITE_ENABLED: bool(env, 'RAG_QUERY_REWRITE_ENABLED', false),
     RAG_QUERY_REWRITE_MAX_TURNS: int(env, 'RAG_QUERY_REWRITE_MAX_TURNS', 3, 1, 50),
+    RAG_QUERY_EXPANSION_ENABLED: bool(env, 'RAG_QUERY_EXPANSION_ENABLED', false),
     RAG_MIN_CHUNK_LENGTH: int(env, 'RAG_MIN_CHUNK_LENGTH', 50, 1, 10_000),
   };
   if (seed.ACCESS_TOKEN_EXPIRE_SECONDS > seed.REFRESH_TOKEN_EXPIRE_SECONDS) {
