@@ -20,8 +20,8 @@ export interface RerankReport {
 }
 
 /**
- * Scores the first topN candidates with the cross-encoder, a few pairs per run, and stops starting runs
- * once the budget is spent (the first run always goes). The scored ones come first, by the reranker's
+ * Scores the first topN candidates with the cross-encoder, a few pairs per run, and starts no run that
+ * would end past the budget, judged by the last run's time (the first run always goes). The scored ones come first, by the reranker's
  * logit; the rest keep their fused order behind them. Scores stay the fused ones.
  */
 export async function rerankCandidates(
@@ -35,9 +35,13 @@ export async function rerankCandidates(
   const started = performance.now();
   const pool = candidates.slice(0, settings.topN);
   const logits: number[] = [];
-  while (logits.length < pool.length && (logits.length === 0 || performance.now() - started < settings.budgetMs)) {
+  let lastRun = 0;
+  // A run starts only if, taking as long as the last one, it would end within the budget.
+  while (logits.length < pool.length && (logits.length === 0 || performance.now() - started + lastRun <= settings.budgetMs)) {
+    const runStarted = performance.now();
     const slice = pool.slice(logits.length, logits.length + batch);
     logits.push(...(await reranker.score(query, slice.map(textOf))));
+    lastRun = performance.now() - runStarted;
   }
   const scored = pool.slice(0, logits.length).map((item, i) => ({ item, logit: logits[i], i }));
   // Ties keep the fused order.
