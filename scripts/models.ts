@@ -36,7 +36,7 @@ const USAGE = `Hearth models (embedding models under MODEL_DIR/embeddings, chat 
       vectors on the all-MiniLM-L6-v2 WordPiece vocabulary, ${DEFAULT_EMBEDDER_DIMENSION} dimensions) deterministically,
       with no network, and installs it (sha256, manifest) as the active model. Under a minute on 2 cores.
   models list
-      Installed models; * marks the active one.
+      Installed embedding models and rerankers; * marks the active ones.
   models use ID
       Makes an installed model the active one.
   models import-llm FILE.gguf [--id ID] [--name NAME] [--licence TEXT] [--no-activate]
@@ -141,6 +141,10 @@ export async function main(argv: string[], out = (line: string) => console.log(l
         if (!models.length) out(`no embedding model installed in ${modelDir} (search runs on keywords only)`);
         for (const m of models) out(`${m.id === active ? '*' : ' '} ${describe(m.manifest)}`);
         for (const p of problems) err(`broken: ${p.folder}: ${p.error}`);
+        const rerankers = await listInstalledModels(modelDir, 'reranker');
+        const activeReranker = await readActiveModelId(modelDir, 'reranker');
+        for (const m of rerankers.models) out(`${m.id === activeReranker ? '*' : ' '} reranker ${m.id}  max ${m.manifest.max_tokens} tokens  ${m.manifest.name}  [${m.manifest.licence}]  ${m.manifest.source}`);
+        for (const p of rerankers.problems) err(`broken: ${p.folder}: ${p.error}`);
         return 0;
       }
       case 'use': {

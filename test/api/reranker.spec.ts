@@ -74,6 +74,7 @@ describe('the optional reranker stage', () => {
     expect(manifest).toMatchObject({ kind: 'reranker', max_tokens: 512, files: { model: 'model.onnx', tokenizer: 'tokenizer.json', tokenizer_config: 'tokenizer_config.json' } });
     expect(manifest.sha256['model.onnx']).toMatch(/^[0-9a-f]{64}$/);
     expect(await readFile(path.join(modelDir, 'rerankers', 'ACTIVE'), 'utf8')).toMatch(/tiny-cross-encoder/);
+    expect((await models(modelDir, ['list'])).out).toMatch(/^\* reranker tiny-cross-encoder {2}max 512 tokens/m);
   });
 
   it('is off when none is installed: fused order, rerank null', async () => {
