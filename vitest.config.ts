@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.spec.ts', 'core/**/*.spec.ts', 'plugins/**/*.spec.ts', 'native/**/*.spec.ts'],
+    include: ['test/**/*.spec.ts', 'core/**/*.spec.ts', 'plugins/**/*.spec.ts', 'native/**/*.spec.ts', 'appliance/cli/**/*.spec.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

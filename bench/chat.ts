@@ -269,8 +269,8 @@ async function buildCorpus(size: number, questions: number, embedModelDir: strin
   const app = await buildApp({ config });
   try {
     await app.ready();
-    const embedder = app.searchIndex.embedder();
-    const vectors = app.searchIndex.vectors();
+    const embedder = app.activeEmbedding.embedder();
+    const vectors = app.activeEmbedding.vectors();
     if (!embedder || !vectors) throw new Error('the tiny embedding model did not load');
     const random = rng(size);
     const seeded = await insertDocuments(app.db, syntheticDocuments(size, random));

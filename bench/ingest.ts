@@ -40,7 +40,7 @@ import { loadEmbedderOnThisThread as loadEmbedder, type Embedder } from '../nati
 import { chunkDocument } from '../plugins/ingestion/chunker.js';
 import { extractDocument } from '../plugins/ingestion/extract/index.js';
 import type { FileType } from '../plugins/documents/file-type.js';
-import { generateLicenceKeyPair, issueLicence } from '../plugins/license/licence-key.js';
+import { generateLicenseKeyPair, issueLicense } from '../plugins/license/license-key.js';
 import { makePdf, prose } from '../test/fixtures/documents.js';
 import { insertDocuments } from '../test/fixtures/search-data.js';
 import { installTinyEmbeddingModel, TINY_MODEL_ID } from '../test/fixtures/tiny-embedding-model.js';
@@ -213,11 +213,11 @@ async function poll<T>(what: string, service: Service, probe: () => Promise<T | 
 }
 
 /**
- * Starts the service on a data dir with a PRO licence (1,000 documents are over the FREE plan's 500, as a customer would).
+ * Starts the service on a data dir with a PRO license (1,000 documents are over the FREE plan's 500, as a customer would).
  * Access tokens last a day here: on a loaded box a run outlasts the default 15 minutes, and auth is not what this measures.
  */
 async function startLicensed(serverScript: string, dataDir: string, modelDir: string, nodeArgs: string[] = []): Promise<{ service: Service; client: Client }> {
-  const signer = generateLicenceKeyPair();
+  const signer = generateLicenseKeyPair();
   const service = await startService(
     serverScript,
     { ...DEPLOYED_ENV, DATA_DIR: dataDir, MODEL_DIR: modelDir, ...BENCH_SECRETS, LICENSE_PUBLIC_KEYS: signer.publicKeyBase64, LOG_LEVEL: 'ERROR', ACCESS_TOKEN_EXPIRE_SECONDS: '86400' },
@@ -227,14 +227,14 @@ async function startLicensed(serverScript: string, dataDir: string, modelDir: st
     const client = new Client(service.url);
     await client.login();
     const day = 86_400_000;
-    const licence = issueLicence(signer.privateKeyPem, {
+    const license = issueLicense(signer.privateKeyPem, {
       id: 'bench',
       licensee: 'Hearth bench',
       tier: 'PRO',
       issued_at: new Date(Date.now() - day).toISOString(),
       expires_at: new Date(Date.now() + 30 * day).toISOString(),
     });
-    await client.json('POST', '/api/license', { license_key: licence });
+    await client.json('POST', '/api/license', { license_key: license });
     const health = await client.json<{ components: Record<string, { status: string; detail?: string }> }>('GET', '/api/health');
     if (health.components.embedder?.status !== 'ok') throw new Error(`the service has no embedder: ${JSON.stringify(health.components.embedder)}`);
     return { service, client };
@@ -497,8 +497,8 @@ async function seedIndex(dataDir: string, modelDir: string, chunks: number): Pro
   const app = await buildApp({ config });
   try {
     await app.ready();
-    const embedder = app.searchIndex.embedder();
-    const vectors = app.searchIndex.vectors();
+    const embedder = app.activeEmbedding.embedder();
+    const vectors = app.activeEmbedding.vectors();
     if (!embedder || !vectors) throw new Error('the embedding model did not load');
     const random = rng(chunks);
     const seeded = await insertDocuments(app.db, syntheticDocuments(chunks, random));

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import onnxProto, { type onnx as OnnxTypes } from 'onnx-proto';
-import { mulberry32 } from '../plugins/index/default-embedder/index.js';
+import { mulberry32 } from '../plugins/search-index/default-embedder/index.js';
 import { installModel } from '../native/embeddings/index.js';
 import { modelsRoot, type EmbeddingManifest } from '../native/model-files/index.js';
 import { TOKENIZER_DIR } from '../test/fixtures/tiny-embedding-model.js';

@@ -13,7 +13,7 @@ import { openDatabase } from '../core/db/database.js';
 import type { Embedder } from '../native/embeddings/index.js';
 import { openVectorIndex } from '../native/vector-index/index.js';
 import { DEFAULT_FUSION, type FusionSettings } from '../plugins/retrieval/fusion.js';
-import { RetrievalRepository } from '../plugins/retrieval/repository.js';
+import { RetrievalRepository } from '../plugins/retrieval/repository.sqlite.js';
 import { RetrievalService, type SearchMode } from '../plugins/retrieval/service.js';
 import { buildRetrievalCorpus, questionOverlap } from '../test/fixtures/retrieval-corpus.js';
 import { embedChunks, insertDocuments } from '../test/fixtures/search-data.js';
@@ -39,11 +39,11 @@ export interface HarnessReport {
 
 /** Fusion settings compared on the harness; the first is the service default. */
 export const FUSION_CANDIDATES: Array<{ label: string; fusion: FusionSettings }> = [
-  { label: 'hybrid rrf k=60', fusion: DEFAULT_FUSION },
-  { label: 'hybrid rrf k=60, keyword×2', fusion: { method: 'rrf', rrfK: 60, weights: { vector: 1, keyword: 2 } } },
-  { label: 'hybrid weighted 0.5/0.5', fusion: { method: 'weighted', rrfK: 60, weights: { vector: 0.5, keyword: 0.5 } } },
-  { label: 'hybrid weighted 0.3/0.7', fusion: { method: 'weighted', rrfK: 60, weights: { vector: 0.3, keyword: 0.7 } } },
-  { label: 'hybrid weighted 0.7/0.3', fusion: { method: 'weighted', rrfK: 60, weights: { vector: 0.7, keyword: 0.3 } } },
+  { label: 'hybrid default', fusion: DEFAULT_FUSION },
+  { label: 'hybrid rrf k=60, equal weights', fusion: { method: 'rrf', rrfK: 60, weights: { vector: 1, keyword: 1 }, perDocument: 0 } },
+  { label: 'hybrid weighted 0.5/0.5', fusion: { ...DEFAULT_FUSION, method: 'weighted', weights: { vector: 0.5, keyword: 0.5 } } },
+  { label: 'hybrid weighted 0.3/0.7', fusion: { ...DEFAULT_FUSION, method: 'weighted', weights: { vector: 0.3, keyword: 0.7 } } },
+  { label: 'hybrid weighted 0.7/0.3', fusion: { ...DEFAULT_FUSION, method: 'weighted', weights: { vector: 0.7, keyword: 0.3 } } },
 ];
 
 /** Runs every mode (vector and hybrid only with an embedder) on a fresh temporary database. */
@@ -64,7 +64,7 @@ export async function runRetrievalHarness(embedder: Embedder | null, fusions = F
       let found = 0;
       let reciprocal = 0;
       for (const [i, q] of corpus.questions.entries()) {
-        const { results } = await service.search({ query: q.question, k: 10, mode });
+        const { results } = await service.search({ groups: ['everyone'], query: q.question, k: 10, mode });
         const rank = results.findIndex((r) => r.chunk_id === targetIds[i]) + 1;
         if (rank >= 1 && rank <= 5) found++;
         if (rank >= 1) reciprocal += 1 / rank;

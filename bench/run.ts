@@ -18,7 +18,7 @@
  * server children to bench/results/profiles/, for `chrome://inspect` or speedscope), BENCH_SERVER (the built
  * service to run, default dist/server.js).
  *
- * Then four more sections (BENCH_ONLY=api|ingest|search|chat|embedder runs one of the five):
+ * Then six more sections (BENCH_ONLY=api|ingest|search|chat|embedder|analytics|ocr runs one of the seven):
  *   ingest  bench/ingest.ts: a 200-page PDF and 1,000 text files uploaded to the built service,
  *           pages/s, files/s and chunks/s, as a fraction of the raw embedding throughput of the
  *           same model measured alone in the same run (target >= 80%), with a random-weight model of
@@ -39,6 +39,11 @@
  *           into the temp dir, reused): chunks/s at 1, 16 and 64 texts per call, model size, peak RSS
  *           of a fresh process that loads it and embeds against a bare node, the retrieval harness and
  *           the word-similarity check. BENCH_EMBED_SECONDS, BENCH_EMBEDDER_MEMORY_TEXTS.
+ *   analytics  bench/analytics.ts: GET /api/analytics/{source_id}/* p50/p95 per endpoint for a source of 100k
+ *           chunks with metadata rules (target p95 <= 200 ms). BENCH_ANALYTICS_CHUNKS, BENCH_ANALYTICS_RUNS.
+ *   ocr     bench/ocr.ts: a 50-page scan (ten 5-page image-only PDFs) read by OCR in the built service,
+ *           pages/s with 1 and 2 extraction workers (target >= 1 with 2), GET /api/auth/me p95 during the
+ *           scan (target < 50 ms), peak RSS. BENCH_OCR_PAGES, BENCH_OCR_WORKERS.
  * The other sections use the tiny test embedding model (they say so).
  * bench/results/latest.json keeps the latest figures of every section: a section not run keeps
  * its previous figures (`measured_at` says when each was taken).
@@ -53,9 +58,12 @@ import { installTinyEmbeddingModel } from '../test/fixtures/tiny-embedding-model
 import { benchIngest, formatIngestSummary, ingestTable, parseBenchModels } from './ingest.js';
 import { benchChat, chatTable, formatChatBench } from './chat.js';
 import { benchDefaultEmbedder, formatDefaultEmbedderBench } from './default-embedder.js';
+import { benchOcr, formatOcrSummary, ocrTable } from './ocr.js';
 import { BENCH_SECRETS, DEPLOYED_ENV, login, processCpuMicros, ROOT, type Service, startService, stopService } from './harness.js';
 import { installMiniLmShapeModel } from './minilm-shape-model.js';
 import { benchSearch, formatSearchBench } from './search.js';
+import { benchAnalytics, formatAnalyticsBench } from './analytics.js';
+import { benchFilteredSearch, formatFilteredSearchBench } from './filtered-search.js';
 
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 const TARGET_RATIO = 0.7;
@@ -274,7 +282,7 @@ function profilesDir(): string | undefined {
   return dir;
 }
 
-const SECTIONS = ['api', 'ingest', 'search', 'chat', 'embedder'] as const;
+const SECTIONS = ['api', 'ingest', 'search', 'chat', 'embedder', 'analytics', 'ocr'] as const;
 type Section = (typeof SECTIONS)[number];
 
 async function main(): Promise<void> {
@@ -350,6 +358,8 @@ async function main(): Promise<void> {
       console.log(formatSearchBench(search));
       latest.search = search;
       measuredAt.search = now;
+      // Issue 18: the same search when the caller's groups admit 1% and 50% of the chunks.
+      console.log(formatFilteredSearchBench(await benchFilteredSearch(sizes[sizes.length - 1], envNumber('BENCH_SEARCH_QUERIES', 300), embedder)));
     } finally {
       await embedder.close();
     }
@@ -384,6 +394,26 @@ async function main(): Promise<void> {
     console.log(formatDefaultEmbedderBench(embedder));
     latest.embedder = embedder;
     measuredAt.embedder = now;
+  }
+
+  if (runs('analytics')) {
+    console.log('\n== Analytics: the seven endpoints over a source of 100k chunks with metadata rules');
+    const analytics = await benchAnalytics(envNumber('BENCH_ANALYTICS_CHUNKS', 100_000), envNumber('BENCH_ANALYTICS_RUNS', 30));
+    console.log(formatAnalyticsBench(analytics));
+    latest.analytics = analytics;
+    measuredAt.analytics = now;
+  }
+  if (runs('ocr')) {
+    console.log('\n== OCR: a 50-page scan read by the built service, 1 and 2 extraction workers; GET /api/auth/me meanwhile');
+    const ocr = await benchOcr({
+      serverScript,
+      pages: envNumber('BENCH_OCR_PAGES', 50),
+      workers: (process.env.BENCH_OCR_WORKERS ?? '1,2').split(',').map(Number),
+    });
+    console.table(ocrTable(ocr));
+    console.log(formatOcrSummary(ocr));
+    latest.ocr = ocr;
+    measuredAt.ocr = now;
   }
 
   writeFileSync(file, `${JSON.stringify({ ...latest, date: now, machine, measured_at: measuredAt }, null, 2)}\n`);

@@ -147,10 +147,10 @@ async function benchSize(chunks: number, queryCount: number, embedder: Embedder)
     const seeded = await insertDocuments(app.db, syntheticDocuments(chunks, random));
     const vectors = await openVectorIndex({ file: path.join(dataDir, 'vectors.hnsw'), dimension: embedder.dimension, modelId: embedder.modelId });
     const synthetic = lowRankVectors(seeded.length, embedder.dimension, random);
-    for (let i = 0; i < seeded.length; i += 1000) vectors.add(seeded.slice(i, i + 1000).map((c) => c.rowid), synthetic.slice(i, i + 1000));
-    app.searchIndex.swap({ embedder, vectors });
+    for (let i = 0; i < seeded.length; i += 1000) vectors.add(seeded.slice(i, i + 1000).map((c) => c.rowid), synthetic.slice(i, i + 1000), seeded.slice(i, i + 1000).map((c) => c.key));
+    app.activeEmbedding.swap({ embedder, vectors });
     // What the service does by itself within half a minute of ingestion: merge the keyword index's segments.
-    await app.keywordIndex.compact();
+    await app.keywordIndexMerger.compact();
 
     const login = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'admin', password: DOCUMENTED_DEFAULT_ADMIN_PASSWORD } });
     const headers = { authorization: `Bearer ${login.json().access_token}` };
@@ -206,7 +206,7 @@ async function benchSize(chunks: number, queryCount: number, embedder: Embedder)
     };
     return { chunks: seeded.length, rows, keywordRecall: { specific: recall(specific), vague: recall(vague) }, loadavg: os.loadavg() };
   } finally {
-    app.searchIndex.swap(null); // the index plugin would otherwise save these vectors and close the embedder
+    app.activeEmbedding.swap(null); // the search-index plugin would otherwise save these vectors and close the embedder
     raw.close();
     await app.close();
     await rm(dataDir, { recursive: true, force: true });

@@ -53,7 +53,7 @@ export async function wordSimilarity(embedder: Embedder, pairs = RELATED_PAIRS):
 
 /** Related pairs whose two words are members of one WordNet synset (the overlap with the training data's synonymy). */
 export async function pairsSharingASynset(pairs = RELATED_PAIRS): Promise<Array<[string, string]>> {
-  const { readSynsets } = await import('../plugins/index/default-embedder/index.js');
+  const { readSynsets } = await import('../plugins/search-index/default-embedder/index.js');
   const members = new Map<string, Set<string>>();
   for (const s of await readSynsets()) for (const w of s.words) (members.get(w) ?? members.set(w, new Set()).get(w)!).add(s.key);
   return pairs.filter(([a, b]) => [...(members.get(a) ?? [])].some((k) => members.get(b)?.has(k)));

@@ -18,7 +18,7 @@ import { securityHeaders } from './security-headers.js';
 import { SettingsRepository } from './settings/repository.js';
 import { SettingsStore } from './settings/store.js';
 import { Entitlement } from './tiers.js';
-import { featurePlugins } from '../plugins/index.js';
+import { featurePlugins } from '../plugins/boot-order.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -51,14 +51,14 @@ function validatorCompilers() {
     (httpPart === 'body' ? body : other).compile(schema);
 }
 
-/** Builds the whole service: core plugins first, then each feature of plugins/index.ts in order. */
+/** Builds the whole service: core plugins first, then each feature of plugins/boot-order.ts in order. */
 export async function buildApp({ config, logStream, https, network = systemNetwork }: BuildAppOptions): Promise<FastifyInstance> {
   const db = await openDatabase(config.databaseFile);
   const settings = await SettingsStore.open(new SettingsRepository(db), config.seed);
 
   const logPrivacy = new LogPrivacy(config.jwtSecretKey, settings);
   const app = Fastify({
-    logger: loggerOptions(settings.seed('LOG_LEVEL'), logPrivacy, logStream),
+    logger: loggerOptions(settings.current('LOG_LEVEL'), logPrivacy, logStream),
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
     trustProxy: config.trustProxy,

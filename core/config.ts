@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { chooseProfile, detectDevice, inferenceThreads, type DetectedDevice, type HardwareProfile } from './hardware-profile.js';
 
 /**
  * Every environment variable of the spec, parsed and validated once.
@@ -128,6 +129,8 @@ export interface Config {
     historyRetentionDays: number;
     schedulerLeaderLockEnabled: boolean;
     schedulerLeaderLockTtlSeconds: number;
+    /** SCHEDULER_TICK_SECONDS: how often the leader looks for due schedules and tasks. */
+    schedulerTickSeconds: number;
     retentionSweepsEnabled: boolean;
   };
 
@@ -141,6 +144,9 @@ export interface Config {
   oidcEnvProviders: OidcEnvProvider[];
 
   seed: SeedSettings;
+
+  /** The firmware-profiles/ preset chosen for this device, and which of its defaults are in force (explicit variables win). */
+  hardwareProfile: HardwareProfile & { device: DetectedDevice; applied: Record<string, string> };
 
   /** Things worth a log line once the logger exists (generated secrets, ignored variables). */
   notices: string[];
@@ -163,6 +169,10 @@ interface LoadConfigOptions {
   secretDirs?: string[];
   /** Cores present, for derived defaults. */
   cores?: number;
+  /** Memory present (bytes), for the hardware profile; os.totalmem() by default. */
+  memoryBytes?: number;
+  /** Where /proc/device-tree/model and /etc/nv_tegra_release are read (HEARTH_SYSTEM_ROOT wins); "/" by default. */
+  systemRoot?: string;
 }
 
 // --- value parsers: each throws ConfigError naming the variable ---
@@ -256,9 +266,24 @@ function trustProxy(env: Env): boolean | string[] {
   return entries;
 }
 
+/** Detects the device and picks its preset; `applied` keeps only the defaults no explicit variable overrides. */
+function profileFor(env: Env, cores: number, options: LoadConfigOptions): Config['hardwareProfile'] {
+  const device = detectDevice({ systemRoot: raw(env, 'HEARTH_SYSTEM_ROOT') ?? options.systemRoot, cores, memoryBytes: options.memoryBytes });
+  let profile: HardwareProfile;
+  try {
+    profile = chooseProfile(device, raw(env, 'HEARTH_HARDWARE_PROFILE'));
+  } catch (error) {
+    throw new ConfigError('HEARTH_HARDWARE_PROFILE', (error as Error).message);
+  }
+  const applied = Object.fromEntries(Object.entries(profile.defaults).filter(([name]) => raw(env, name) === undefined)) as Record<string, string>;
+  return { ...profile, device, applied };
+}
+
 export function loadConfig(env: Env = process.env, options: LoadConfigOptions = {}): Config {
   const notices: string[] = [];
   const cores = options.cores ?? os.availableParallelism();
+  const hardwareProfile = profileFor(env, cores, options);
+  env = { ...env, ...hardwareProfile.applied }; // the profile's defaults, read below like any variable
   const secretDirs = options.secretDirs ?? [env.CREDENTIALS_DIRECTORY, '/run/secrets'].filter((dir): dir is string => !!dir);
   const secret = (envName: string, fileName: string) => raw(env, envName) ?? readSecretFile(secretDirs, fileName);
 
@@ -398,7 +423,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     llm: {
       backend,
       nCtx: int(env, 'N_CTX', 8192, 128, 1_048_576),
-      nThreads: int(env, 'N_THREADS', 8, 1, 1024),
+      nThreads: int(env, 'N_THREADS', inferenceThreads(cores), 1, 1024),
       nGpuLayers: int(env, 'N_GPU_LAYERS', 0, -1, 10_000),
       inferenceUrl: url(env, 'INFERENCE_URL'),
       hostedApiKey,
@@ -432,6 +457,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       historyRetentionDays: int(env, 'JOB_HISTORY_RETENTION_DAYS', 30, 1),
       schedulerLeaderLockEnabled: bool(env, 'SCHEDULER_LEADER_LOCK_ENABLED', true),
       schedulerLeaderLockTtlSeconds: int(env, 'SCHEDULER_LEADER_LOCK_TTL_SECONDS', 30, 3),
+      schedulerTickSeconds: int(env, 'SCHEDULER_TICK_SECONDS', 10, 1, 60),
       retentionSweepsEnabled: bool(env, 'RETENTION_SWEEPS_ENABLED', true),
     },
 
@@ -446,6 +472,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
 
     oidcEnvProviders,
     seed,
+    hardwareProfile,
     notices,
   };
 

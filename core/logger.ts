@@ -98,7 +98,7 @@ export class LogPrivacy {
   }
 
   private anonymising(): boolean {
-    return this.settings.seed('RAG_LOG_ANONYMISE');
+    return this.settings.current('RAG_LOG_ANONYMISE');
   }
 
   private anonymise(value: string): string {
@@ -106,7 +106,7 @@ export class LogPrivacy {
   }
 
   query(text: string): string {
-    return this.settings.seed('RAG_LOG_REDACT_QUERIES') ? `[redacted ${text.length} chars]` : text;
+    return this.settings.current('RAG_LOG_REDACT_QUERIES') ? `[redacted ${text.length} chars]` : text;
   }
 }
 

@@ -12,11 +12,11 @@ export interface PlanLimits {
 const MB = 1024 * 1024;
 const GB = 1024 * MB;
 
-/** The plan limits, named in one place. ENTERPRISE takes its numbers from the licence. */
+/** The plan limits, named in one place. ENTERPRISE takes its numbers from the license. */
 export const PLAN_LIMITS: Record<Exclude<Tier, 'ENTERPRISE'>, PlanLimits> & { ENTERPRISE: PlanLimits } = {
   FREE: { documents: 500, file_size_bytes: 25 * MB, storage_bytes: 2 * GB },
   PRO: { documents: 20_000, file_size_bytes: 200 * MB, storage_bytes: 100 * GB },
-  /** Used only when an ENTERPRISE licence leaves a limit out. */
+  /** Used only when an ENTERPRISE license leaves a limit out. */
   ENTERPRISE: { documents: 1_000_000, file_size_bytes: 2 * GB, storage_bytes: 10_000 * GB },
 };
 
@@ -24,7 +24,7 @@ export function tierAtLeast(actual: Tier, required: Tier): boolean {
   return TIERS.indexOf(actual) >= TIERS.indexOf(required);
 }
 
-export interface Licence {
+export interface License {
   id: string;
   licensee: string;
   tier: Tier;
@@ -33,22 +33,22 @@ export interface Licence {
   expires_at: string;
 }
 
-/** What the box is entitled to right now; a licence past its expiry falls back to FREE by itself. */
+/** What the box is entitled to right now; a license past its expiry falls back to FREE by itself. */
 export class Entitlement {
-  private licence: Licence | undefined;
+  private license: License | undefined;
 
-  apply(licence: Licence | undefined): void {
-    this.licence = licence;
+  apply(license: License | undefined): void {
+    this.license = license;
   }
 
-  active(): Licence | undefined {
-    if (!this.licence) return undefined;
-    return Date.parse(this.licence.expires_at) > clock.now() ? this.licence : undefined;
+  active(): License | undefined {
+    if (!this.license) return undefined;
+    return Date.parse(this.license.expires_at) > clock.now() ? this.license : undefined;
   }
 
-  /** The last applied licence even when expired, to tell the admin why the tier fell back. */
-  applied(): Licence | undefined {
-    return this.licence;
+  /** The last applied license even when expired, to tell the admin why the tier fell back. */
+  applied(): License | undefined {
+    return this.license;
   }
 
   tier(): Tier {
@@ -56,8 +56,8 @@ export class Entitlement {
   }
 
   limits(): PlanLimits {
-    const licence = this.active();
-    if (!licence) return PLAN_LIMITS.FREE;
-    return licence.tier === 'ENTERPRISE' ? licence.limits : PLAN_LIMITS[licence.tier];
+    const license = this.active();
+    if (!license) return PLAN_LIMITS.FREE;
+    return license.tier === 'ENTERPRISE' ? license.limits : PLAN_LIMITS[license.tier];
   }
 }

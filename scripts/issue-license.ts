@@ -4,16 +4,16 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { TIERS, type Tier } from '../core/tiers.js';
-import { generateLicenceKeyPair, issueLicence, type LicencePayload } from '../plugins/license/licence-key.js';
+import { generateLicenseKeyPair, issueLicense, type LicensePayload } from '../plugins/license/license-key.js';
 
-const USAGE = `Hearth licence issuing (run by the vendor, never on a customer box)
+const USAGE = `Hearth license issuing (run by the vendor, never on a customer box)
 
   issue-license --generate-keypair DIR
       Writes DIR/private.pem (mode 0600) and DIR/public.pem, and prints the value for LICENSE_PUBLIC_KEYS.
 
   issue-license --private-key FILE --licensee NAME --tier FREE|PRO|ENTERPRISE --days N
                 [--documents N --file-size-bytes N --storage-bytes N] [--id ID] [--out FILE]
-      Prints the licence key, or writes it to FILE. ENTERPRISE needs all three limits; other tiers use the plan limits.
+      Prints the license key, or writes it to FILE. ENTERPRISE needs all three limits; other tiers use the plan limits.
 `;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -30,8 +30,8 @@ function positiveInteger(name: string, value: string | undefined): number | unde
 
 function generateKeypair(dir: string, out: (line: string) => void): void {
   mkdirSync(dir, { recursive: true });
-  const pair = generateLicenceKeyPair();
-  // 'wx': never overwrite an existing signing key, which would orphan every licence issued with it.
+  const pair = generateLicenseKeyPair();
+  // 'wx': never overwrite an existing signing key, which would orphan every license issued with it.
   writeFileSync(path.join(dir, 'private.pem'), pair.privateKeyPem, { mode: 0o600, flag: 'wx' });
   writeFileSync(path.join(dir, 'public.pem'), pair.publicKeyPem, { mode: 0o644, flag: 'wx' });
   out(`Wrote ${path.join(dir, 'private.pem')} (keep it secret) and ${path.join(dir, 'public.pem')}.`);
@@ -41,7 +41,7 @@ function generateKeypair(dir: string, out: (line: string) => void): void {
 
 type Values = Record<string, string | boolean | undefined>;
 
-function payloadOf(values: Values, now: number): LicencePayload {
+function payloadOf(values: Values, now: number): LicensePayload {
   const tier = String(values.tier ?? '').toUpperCase() as Tier;
   if (!TIERS.includes(tier)) throw new UsageError(`--tier must be one of ${TIERS.join(', ')}`);
   if (!values.licensee) throw new UsageError('--licensee is required');
@@ -52,7 +52,7 @@ function payloadOf(values: Values, now: number): LicencePayload {
     file_size_bytes: positiveInteger('file-size-bytes', values['file-size-bytes'] as string | undefined),
     storage_bytes: positiveInteger('storage-bytes', values['storage-bytes'] as string | undefined),
   };
-  const payload: LicencePayload = {
+  const payload: LicensePayload = {
     id: (values.id as string | undefined) ?? randomUUID(),
     licensee: String(values.licensee),
     tier,
@@ -96,7 +96,7 @@ function main(argv: string[], out = (line: string) => console.log(line), err = (
     }
     if (!values['private-key']) throw new UsageError('--private-key or --generate-keypair is required');
     const payload = payloadOf(values, Date.now());
-    const key = issueLicence(readFileSync(values['private-key'], 'utf8'), payload);
+    const key = issueLicense(readFileSync(values['private-key'], 'utf8'), payload);
     if (values.out) {
       writeFileSync(values.out, `${key}\n`, { mode: 0o644 });
       err(`Wrote licence ${payload.id} for ${payload.licensee} (${payload.tier}, expires ${payload.expires_at}) to ${values.out}`);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, vi } from 'vitest';
-import { generateLicenceKeyPair, issueLicence } from '../plugins/license/licence-key.js';
+import { generateLicenseKeyPair, issueLicense } from '../plugins/license/license-key.js';
 import { loopbackNetwork } from './fixtures/loopback-network.js';
 import { startApp, type TestApp } from './helpers.js';
 import { redirectUriFor, startIdp, type TestIdp } from './oidc-idp.js';
@@ -12,8 +12,8 @@ import { redirectUriFor, startIdp, type TestIdp } from './oidc-idp.js';
  */
 
 export const DAY = 24 * 60 * 60 * 1000;
-const signer = generateLicenceKeyPair();
-const LICENCE_ENV = { LICENSE_PUBLIC_KEYS: signer.publicKeyBase64 };
+const signer = generateLicenseKeyPair();
+const LICENSE_ENV = { LICENSE_PUBLIC_KEYS: signer.publicKeyBase64 };
 export const STATE_COOKIE = 'hearth_oidc_state';
 export const HANDOFF_COOKIE = 'hearth_oidc_handoff';
 
@@ -25,7 +25,7 @@ let bodies: string[];
 
 async function enterprise(): Promise<void> {
   admin = (await t.login()).access;
-  const licenseKey = issueLicence(signer.privateKeyPem, {
+  const licenseKey = issueLicense(signer.privateKeyPem, {
     id: randomUUID(), licensee: 'Corp', tier: 'ENTERPRISE', limits: { documents: 1000, file_size_bytes: 1 << 30, storage_bytes: 1 << 40 },
     issued_at: new Date(Date.now() - DAY).toISOString(), expires_at: new Date(Date.now() + 365 * DAY).toISOString(),
   });
@@ -46,7 +46,7 @@ export function useOidcApp(): void {
   beforeEach(async () => {
     bodies = [];
     idp.reset();
-    t = await startApp(LICENCE_ENV, undefined, undefined, [], loopbackNetwork());
+    t = await startApp(LICENSE_ENV, undefined, undefined, [], loopbackNetwork());
     await enterprise();
   });
   afterEach(async () => {
@@ -61,7 +61,7 @@ export function useOidcApp(): void {
 /** Replaces this test's app by one with more env (and container secret folders), still ENTERPRISE. */
 export async function restartWith(env: Record<string, string>, secretDirs: string[] = []): Promise<void> {
   await t.close();
-  t = await startApp({ ...LICENCE_ENV, ...env }, undefined, true, secretDirs, loopbackNetwork());
+  t = await startApp({ ...LICENSE_ENV, ...env }, undefined, true, secretDirs, loopbackNetwork());
   await enterprise();
 }
 

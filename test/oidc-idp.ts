@@ -133,7 +133,7 @@ export async function startIdp(providerNames: string[], accounts: Record<string,
       const location = response.headers.get('location');
       if (location) {
         const next = new URL(location, url);
-        if (next.origin === HEARTH_ORIGIN) return next;
+        if (next.origin === new URL(origin).origin) return next; // back at Hearth (the origin its redirect URIs name)
         [url, init] = [next, {}];
         continue;
       }

@@ -40,6 +40,9 @@ export const routes: AppRoute[] = [
   { path: '/documents', title: 'Documents', access: viewer, load: () => import('./documents/DocumentsPage'), nav: { label: 'Documents', section: 'Library' } },
   { path: '/connectors', title: 'Connectors', access: viewer, load: () => import('./connectors/ConnectorsPage'), nav: { label: 'Connectors', section: 'Library' } },
   { path: '/integrations', title: 'Integrations', access: viewer, load: () => import('./integrations/IntegrationsPage'), nav: { label: 'Integrations', section: 'Library' } },
+  // Readable on every plan: after a downgrade the kept rules are listed as inactive.
+  { path: '/metadata', title: 'Metadata rules', access: viewer, load: () => import('./metadata/MetadataPage'), nav: { label: 'Metadata rules', section: 'Library' } },
+  { path: '/analytics', title: 'Analytics', access: { role: 'viewer', tier: 'PRO' }, load: () => import('./analytics/AnalyticsPage'), nav: { label: 'Analytics', section: 'Library' } },
 
   { path: '/jobs', title: 'Jobs', access: viewer, load: () => import('./jobs/JobsPage'), nav: { label: 'Jobs', section: 'System' } },
   { path: '/index', title: 'Search index', access: viewer, load: () => import('./search-index/IndexPage'), nav: { label: 'Search index', section: 'System' } },
@@ -50,7 +53,9 @@ export const routes: AppRoute[] = [
   { path: '/admin/sign-in', title: 'Sign-in and sessions', access: admin, load: () => import('./auth-settings/AuthSettingsPage'), nav: { label: 'Sign-in & sessions', section: 'Admin' } },
   { path: '/admin/sso', title: 'Single sign-on', access: { role: 'admin', tier: 'ENTERPRISE' }, load: () => import('./sso/SsoPage'), nav: { label: 'Single sign-on', section: 'Admin' } },
   { path: '/admin/branding', title: 'Branding', access: admin, load: () => import('./branding/BrandingPage'), nav: { label: 'Branding', section: 'Admin' } },
-  { path: '/admin/licence', title: 'Licence', access: admin, load: () => import('./licence/LicencePage'), nav: { label: 'Licence', section: 'Admin' } },
+  { path: '/admin/schedules', title: 'Schedules', access: { role: 'admin', tier: 'PRO' }, load: () => import('./schedules/SchedulesPage'), nav: { label: 'Schedules', section: 'Admin' } },
+  { path: '/admin/audit', title: 'Audit log', access: { role: 'admin', tier: 'ENTERPRISE' }, load: () => import('./audit/AuditPage'), nav: { label: 'Audit log', section: 'Admin' } },
+  { path: '/admin/licence', title: 'Licence', access: admin, load: () => import('./license/LicensePage'), nav: { label: 'Licence', section: 'Admin' } },
 ];
 
 export const HOME = '/chat';

@@ -26,10 +26,14 @@ export interface DocumentsTable {
   error: string | null;
   page_count: number | null;
   chunk_count: number;
+  /** JSON array of PageWarning: pages OCR read with low confidence or could not read, and why. Migration 0013. */
+  page_warnings: Generated<string>;
   /** JSON object: document-level metadata (title, author, …). */
   metadata: string;
-  /** JSON array of group names allowed to retrieve it (ENTERPRISE ACL); ["everyone"] by default. */
+  /** JSON array of group names allowed to retrieve it (ENTERPRISE ACL); its source's groups, else ["everyone"]. */
   groups: string;
+  /** Integer the vector index filters on (set by trigger on insert, migration 0012): HNSW labels are chunk rowids, this is their document. */
+  access_key: Generated<number | null>;
   uploaded_by: string | null;
   created_at: number;
   updated_at: number;
@@ -50,6 +54,8 @@ export interface ChunksTable {
   row: number | null;
   char_count: number;
   token_count: number;
+  /** Tesseract's confidence (0-100) on the page the chunk was read from by OCR; null for a text layer. Migration 0013. */
+  ocr_confidence?: number | null;
   /** JSON object: chunk-level metadata. */
   metadata: string;
   /** Id of the embedding model whose vector of this chunk is in the index; null until embedded. */
@@ -73,6 +79,8 @@ export interface ConnectorsTable {
   scan_requested_at: number | null;
   /** JSON RunSummary of the last scan that ended (plugins/jobs/run-summary.ts); null before the first. Migration 0007. */
   last_scan: string | null;
+  /** JSON array of group names its documents may be retrieved by (migration 0012). */
+  groups: Generated<string>;
   created_at: number;
   updated_at: number;
 }
@@ -91,6 +99,8 @@ export interface IntegrationsTable {
   sync_requested_at: number | null;
   /** JSON RunSummary of the last sync that ended (plugins/jobs/run-summary.ts); null before the first. Migration 0007. */
   last_sync: string | null;
+  /** JSON array of group names its documents may be retrieved by (migration 0012). */
+  groups: Generated<string>;
   created_at: number;
   updated_at: number;
 }

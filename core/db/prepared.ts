@@ -1,5 +1,5 @@
 import type { CompiledQuery, Kysely } from 'kysely';
-import { directReader, directRunner } from './database.js';
+import { directReader, directRunner } from './database.sqlite.js';
 
 /**
  * A query built and compiled once by the dialect in use, then run with fresh parameters. Build it

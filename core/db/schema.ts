@@ -1,6 +1,9 @@
 import type { Generated } from 'kysely';
+import type { AuditChainAnchorTable, AuditLogTable, AuditSweepGateTable } from './audit-schema.js';
 import type { ConversationTurnsTable, ConversationsTable } from './conversations-schema.js';
 import type { ChunksTable, ConnectorsTable, DocumentsTable, IntegrationPagesTable, IntegrationsTable } from './documents-schema.js';
+import type { SchedulerLeaderLockTable, SchedulesTable } from './schedules-schema.js';
+import type { ChunkMetadataTable, ChunkRuleHitsTable, DocumentRuleStateTable, MetadataRulesTable } from './metadata-schema.js';
 
 /** The one typed view of the database. Timestamps are epoch milliseconds; JSON columns are text. */
 export interface Database {
@@ -14,7 +17,7 @@ export interface Database {
   users: UsersTable;
   settings: SettingsTable;
   auth_sessions: AuthSessionsTable;
-  licences: LicencesTable;
+  licences: LicensesTable;
   branding_logo: BrandingLogoTable;
   totp: TotpTable;
   recovery_codes: RecoveryCodesTable;
@@ -24,6 +27,26 @@ export interface Database {
   oidc_login_states: OidcLoginStatesTable;
   oidc_identities: OidcIdentitiesTable;
   oidc_handoffs: OidcHandoffsTable;
+  metadata_rules: MetadataRulesTable;
+  chunk_metadata: ChunkMetadataTable;
+  chunk_rule_hits: ChunkRuleHitsTable;
+  document_rule_state: DocumentRuleStateTable;
+  groups: GroupsTable;
+  schedules: SchedulesTable;
+  scheduler_leader_lock: SchedulerLeaderLockTable;
+  audit_log: AuditLogTable;
+  audit_sweep_gate: AuditSweepGateTable;
+  audit_chain_anchor: AuditChainAnchorTable;
+}
+
+/** Groups (migration 0012). Memberships and document ACLs name them in JSON arrays (users.groups, documents.groups). */
+export interface GroupsTable {
+  id: string;
+  /** Unique in any case; `everyone` is built in. */
+  name: string;
+  origin: 'builtin' | 'local' | 'oidc';
+  created_at: number;
+  updated_at: number;
 }
 
 export interface UsersTable {
@@ -32,7 +55,7 @@ export interface UsersTable {
   email: string | null;
   role: 'viewer' | 'editor' | 'admin';
   hashed_password: string | null;
-  /** JSON array of group names. */
+  /** JSON array of group names the user is a member of (`everyone` always; the groups table lists them, migration 0012). */
   groups: string;
   auth_source: 'local' | 'oidc';
   /** Tokens issued before this instant (ms) are refused: the per-user revocation watermark. */
@@ -58,7 +81,7 @@ interface AuthSessionsTable {
   revoked_at: number | null;
 }
 
-export interface LicencesTable {
+export interface LicensesTable {
   id: Generated<number>;
   licence_key: string;
   applied_at: number;

@@ -8,7 +8,8 @@ export interface Job {
   id: string;
   type: string;
   state: JobState;
-  progress: { done: number; total: number; current?: string };
+  /** Items done of total; `pages`: pages done of the current item's (a document read page by page, as OCR does). */
+  progress: { done: number; total: number; current?: string; pages?: { done: number; total: number } };
   error?: string;
   created_at: string;
   started_at?: string;

@@ -10,6 +10,8 @@ export interface JobContext {
   /** True once the service is stopping: what the work has not done is left to resume at the next start, not cancelled. */
   interrupted(): boolean;
   progress(done: number, total: number, current?: string): Promise<void>;
+  /** Pages done of the current item's; the next progress() clears them. */
+  pages(done: number, total: number): Promise<void>;
   /** What the work did, shown as the job's result (saved with the next state change). */
   report(result: JobResult): void;
 }
@@ -101,6 +103,10 @@ export class JobRunner {
       interrupted: () => controller.signal.reason instanceof JobInterrupted,
       progress: async (done, total, item) => {
         current.progress = { done, total, ...(item ? { current: item } : {}) };
+        await this.store.save(current);
+      },
+      pages: async (done, total) => {
+        current.progress = { ...current.progress, pages: { done, total } };
         await this.store.save(current);
       },
       report: (result) => {

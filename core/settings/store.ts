@@ -24,7 +24,8 @@ export class SettingsStore {
     return store;
   }
 
-  seed<K extends SeedKey>(key: K): SeedSettings[K] {
+  /** The live value of a setting (seeded from the environment on first boot, changed by admins since). */
+  current<K extends SeedKey>(key: K): SeedSettings[K] {
     return this.values.get(key) as SeedSettings[K];
   }
 

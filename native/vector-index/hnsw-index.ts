@@ -111,13 +111,18 @@ class HnswVectorIndex implements VectorIndex {
     return [...this.live];
   }
 
-  add(labels: number[], vectors: Float32Array[]): void {
-    if (labels.length !== vectors.length) throw new Error(`add: ${labels.length} labels but ${vectors.length} vectors`);
+  add(labels: number[], vectors: Float32Array[], keys?: number[]): void {
+    if (labels.length !== vectors.length || (keys && labels.length !== keys.length)) throw new Error(`add: ${labels.length} labels, ${vectors.length} vectors, ${keys?.length} keys`);
     for (const vector of vectors) this.checkVector(vector); // the whole batch before any of it goes in
     this.mutate(() => {
       this.ensureCapacity(labels.length);
       labels.forEach((label, i) => this.addOne(label, vectors[i]));
+      if (keys) this.index.setKeys(labels, keys);
     });
+  }
+
+  setKeys(labels: number[], keys: number[]): void {
+    this.mutate(() => this.index.setKeys(labels, keys));
   }
 
   remove(labels: number[]): void {
@@ -126,13 +131,13 @@ class HnswVectorIndex implements VectorIndex {
     });
   }
 
-  search(vector: Float32Array, k: number): Array<{ label: number; score: number }> {
+  search(vector: Float32Array, k: number, allowedKeys?: Uint32Array): Array<{ label: number; score: number }> {
     this.checkVector(vector);
     const n = Math.min(Math.floor(k), this.live.size);
     if (n <= 0) return [];
     const ef = Math.max(HNSW_PARAMETERS.efSearch, n);
     if (ef !== this.ef) this.index.setEf((this.ef = ef));
-    const { neighbors, distances } = this.index.searchKnn(vector, n);
+    const { neighbors, distances } = allowedKeys ? this.index.searchKnn(vector, n, allowedKeys) : this.index.searchKnn(vector, n);
     return neighbors.map((label, i) => ({ label, score: 1 - distances[i] }));
   }
 

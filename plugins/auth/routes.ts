@@ -1,7 +1,7 @@
 import cookie from '@fastify/cookie';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf, requireTier } from '../../core/auth/guard.js';
-import { badRequest, unauthorized } from '../../core/errors.js';
+import { badRequest, HttpError, unauthorized } from '../../core/errors.js';
 import { LIFETIME_KEYS } from '../sessions/index.js';
 import { type UserProfileRow, UserView, toUserView } from '../users/index.js';
 import { Type } from 'typebox';
@@ -28,9 +28,21 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: LoginResult },
     },
   }, async (request, reply) => {
-    const result = await app.auth.login(request.body.username, request.body.password, request.ip);
-    request.log.info({ user: app.logPrivacy.user(request.body.username) }, 'login');
-    return 'mfa_token' in result ? result : app.refreshCookie.deliver(request, reply, result);
+    const { username } = request.body;
+    let result;
+    try {
+      result = await app.auth.login(username, request.body.password, request.ip);
+    } catch (error) {
+      if (error instanceof HttpError && (error.statusCode === 401 || error.statusCode === 429)) {
+        await app.audit.record(request, { event: 'auth.login', outcome: 'failure', actor: { id: null, username }, details: { method: 'password', reason: error.code } });
+      }
+      throw error;
+    }
+    request.log.info({ user: app.logPrivacy.user(username) }, 'login');
+    if ('mfa_token' in result) return result;
+    const userId = app.tokens.check(result.access_token, 'access').sub;
+    await app.audit.record(request, { event: 'auth.login', actor: { id: userId, username }, target: userId, details: { method: 'password' } });
+    return app.refreshCookie.deliver(request, reply, result);
   });
 
   app.post('/api/auth/refresh', {
@@ -75,20 +87,21 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   // A cached profile row lives for the principal cache's second: its view is built once, not per request.
   const views = new WeakMap<UserProfileRow, ReturnType<typeof toUserView>>();
-  const cachedView = (row: UserProfileRow) => views.get(row) ?? views.set(row, toUserView(row)).get(row)!;
+  // The groups shown depend on the tier in force now, so they are not part of what is cached.
+  const cachedView = (row: UserProfileRow) => ({ ...(views.get(row) ?? views.set(row, toUserView(row, app.entitlement)).get(row)!), groups: toUserView(row, app.entitlement).groups });
 
   app.get('/api/auth/me', {
     config: viewer,
     schema: { summary: 'The current user', tags: ['auth'], response: { 200: UserView } },
   }, async (request) => {
     const cached = app.sessions.profile(principalOf(request));
-    return cached ? cachedView(cached) : toUserView(await app.users.get(principalOf(request).id));
+    return cached ? cachedView(cached) : toUserView(await app.users.get(principalOf(request).id), app.entitlement);
   });
 
   app.put('/api/auth/me/email', {
     config: viewer,
     schema: { summary: 'Set your own email address', tags: ['auth'], body: EmailBody, response: { 200: UserView } },
-  }, async (request) => toUserView(await app.users.setOwnEmail(principalOf(request).id, request.body.email)));
+  }, async (request) => toUserView(await app.users.setOwnEmail(principalOf(request).id, request.body.email), app.entitlement));
 
   app.put('/api/auth/password', {
     config: viewer,
@@ -144,6 +157,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       [LIFETIME_KEYS.refreshAdmin]: next.refresh_token_seconds_admin,
     });
     request.log.info({ event: 'config.update', by: app.logPrivacy.caller(request) }, 'auth settings updated');
+    await app.audit.record(request, { event: 'config.update', target: 'auth.settings', details: { fields: Object.keys(patch) } });
     return currentSettings();
   });
 };

@@ -3,6 +3,9 @@ import { BrandingLogoRepository } from './repository.js';
 import { brandingRoutes } from './routes.js';
 import { BrandingService } from './service.js';
 
+// The public surface: what other plugins may import.
+export type { BrandingService } from './service.js';
+
 declare module 'fastify' {
   interface FastifyInstance {
     branding: BrandingService;

@@ -58,6 +58,7 @@ export const brandingRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     const branding = await app.branding.replace(request.body);
     request.log.info({ user: app.logPrivacy.caller(request), event: 'config.update', setting: 'branding' }, 'branding updated');
+    await app.audit.record(request, { event: 'config.update', target: 'branding', details: { fields: Object.keys(request.body) } });
     return branding;
   });
 
@@ -98,6 +99,7 @@ export const brandingRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }, async (request) => {
       const branding = await app.branding.setLogo(await readUpload(request));
       request.log.info({ user: app.logPrivacy.caller(request), event: 'config.update', setting: 'branding.logo' }, 'branding logo updated');
+      await app.audit.record(request, { event: 'config.update', target: 'branding', details: { fields: ['logo'] } });
       return branding;
     });
   });

@@ -4,6 +4,9 @@ import type { FilterHook } from './service.js';
 import { chatRoutes } from './routes.js';
 import { ChatService } from './service.js';
 
+// The public surface: what other plugins may import.
+export type { ChatService } from './service.js';
+
 declare module 'fastify' {
   interface FastifyInstance {
     chat: ChatService;
@@ -29,6 +32,7 @@ export default fp(
       conversations: app.conversations,
       // Read per request, not captured at boot: the model in force is whatever app.generator holds now.
       generator: () => app.generator,
+      embedder: () => app.activeEmbedding.embedder(),
       settings: app.settings,
       logPrivacy: app.logPrivacy,
       classifierLlm: { enabled: app.config.llm.classifierLlmEnabled, maxTokens: app.config.llm.classifierLlmMaxTokens },
@@ -37,5 +41,5 @@ export default fp(
     app.decorate('chat', service);
     await app.register(chatRoutes);
   },
-  { name: 'chat', dependencies: ['hearth-guard', 'llm', 'retrieval', 'conversations', 'documents'] },
+  { name: 'chat', dependencies: ['hearth-guard', 'llm', 'search-index', 'retrieval', 'conversations', 'documents'] },
 );

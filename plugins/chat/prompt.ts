@@ -1,5 +1,6 @@
 import type { ChatMessage } from '../../native/llm/index.js';
 import type { PastTurn, SourceView } from '../conversations/index.js';
+import type { Quote } from './extractive.js';
 import { stripMarkers } from './markers.js';
 
 /** The fixed texts and the prompt layout: system, then history, then one user message with the numbered sources and the question. */
@@ -36,7 +37,7 @@ export function buildMessages(history: PastTurn[], sources: SourceView[], query:
   ];
 }
 
-/** The answer without a model, in pieces (one per passage) so that a stream has deltas to send: each passage verbatim, with its marker. */
-export function extractiveAnswer(sources: SourceView[]): string[] {
-  return [EXTRACTIVE_PREFIX, ...sources.map((source) => `\n\n[${source.marker}] ${sourceLabel(source)}:\n"${source.text}"`)];
+/** The answer without a model, in pieces (one per quote) so that a stream has deltas to send: each quote verbatim, with its marker and place. */
+export function extractiveAnswer(quotes: Quote[]): string[] {
+  return [EXTRACTIVE_PREFIX, ...quotes.map(({ source, text }) => `\n\n[${source.marker}] ${sourceLabel(source)}:\n"${text}"`)];
 }

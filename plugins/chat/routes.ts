@@ -54,12 +54,17 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: ChatResponse },
     },
   }, async (request, reply) => {
-    const chat = await app.chat.open(principalOf(request).id, request.body);
+    const { id } = principalOf(request);
+    const chat = await app.chat.open(id, await app.groups.readerGroups(id), request.body);
+    const audited = (conversationId: string) =>
+      app.audit.record(request, { event: 'chat.query', target: conversationId, details: app.audit.queryDetails(request.body.query) });
     const signal = disconnectSignal(reply);
     const stream = (reply as { sse?: SSEReplyInterface }).sse;
-    if (stream) return streamAnswer(request, reply, stream, chat, signal);
+    if (stream) return streamAnswer(request, reply, stream, chat, signal, audited);
     try {
-      return await app.chat.answer(chat, { onDelta: () => undefined, signal, log: request.log });
+      const answered = await app.chat.answer(chat, { onDelta: () => undefined, signal, log: request.log });
+      await audited(answered.conversation_id);
+      return answered;
     } catch (error) {
       if (error instanceof ChatCancelled) {
         request.log.info({ event: 'chat.cancelled' }, 'client went away; nothing stored');
@@ -69,7 +74,9 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   });
 
-  async function streamAnswer(request: FastifyRequest, reply: FastifyReply, stream: SSEReplyInterface, chat: OpenChat, signal: AbortSignal): Promise<void> {
+  async function streamAnswer(
+    request: FastifyRequest, reply: FastifyReply, stream: SSEReplyInterface, chat: OpenChat, signal: AbortSignal, audited: (conversationId: string) => Promise<void>,
+  ): Promise<void> {
     let started = false;
     let writes = Promise.resolve();
     // onDelta is synchronous (tokens arrive from the model): writes are chained to keep their order.
@@ -81,6 +88,7 @@ export const chatRoutes: FastifyPluginAsyncTypebox = async (app) => {
     try {
       const { answer: _answer, ...done } = await app.chat.answer(chat, { onDelta: (text) => void send('delta', { text }), signal, log: request.log });
       await send('done', done);
+      await audited(done.conversation_id);
     } catch (error) {
       if (error instanceof ChatCancelled) return void request.log.info({ event: 'chat.cancelled' }, 'client went away; nothing stored');
       const known = generationError(error);

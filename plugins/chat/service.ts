@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { LogPrivacy } from '../../core/logger.js';
 import type { SettingsStore } from '../../core/settings/store.js';
+import type { Embedder } from '../../native/embeddings/index.js';
 import type { Generator } from '../../native/llm/index.js';
 import type { AnswerMode, ConversationsService, PastTurn, SourceView } from '../conversations/index.js';
 import type { RetrievalService, RetrievalSettings, SearchFilters, SearchMode, SearchResult } from '../retrieval/index.js';
 import { type Classification, type MetadataHints, SMALL_TALK_ANSWERS, classifyByRules, classifyWithModel } from './classifier.js';
+import { type EmbedTexts, extractiveQuotes } from './extractive.js';
 import { MarkerFilter, keepValidMarkers } from './markers.js';
 import { NOTHING_FOUND, extractiveAnswer } from './prompt.js';
 import { relevantResults } from './relevance.js';
@@ -27,6 +29,8 @@ interface ChatRequest {
 /** A chat whose conversation was checked (owned, or new) before anything is streamed. */
 export interface OpenChat {
   userId: string;
+  /** The reader's groups, read when the request came in: retrieval and history answer for them only. */
+  groups: string[];
   conversationId: string;
   history: PastTurn[];
   request: ChatRequest;
@@ -74,6 +78,8 @@ interface ChatDependencies {
   conversations: ConversationsService;
   /** The chat model in force, or null (no model installed: extractive answers). Read per request. */
   generator: () => Generator | null;
+  /** The embedding model in force, or null: extractive answers score sentences with it too. Read per request. */
+  embedder: () => Embedder | null;
   settings: SettingsStore;
   logPrivacy: LogPrivacy;
   classifierLlm: { enabled: boolean; maxTokens: number };
@@ -90,11 +96,11 @@ export class ChatService {
   }
 
   /** Checks the conversation (404 for an unknown id or someone else's) and loads the turns the answer may use. */
-  async open(userId: string, request: ChatRequest): Promise<OpenChat> {
-    if (!request.conversation_id) return { userId, conversationId: randomUUID(), history: [], request };
-    const turns = Math.max(PROMPT_HISTORY_TURNS, this.deps.settings.seed('RAG_QUERY_REWRITE_MAX_TURNS'));
-    const history = await this.deps.conversations.history(userId, request.conversation_id, turns);
-    return { userId, conversationId: request.conversation_id, history, request };
+  async open(userId: string, groups: string[], request: ChatRequest): Promise<OpenChat> {
+    if (!request.conversation_id) return { userId, groups, conversationId: randomUUID(), history: [], request };
+    const turns = Math.max(PROMPT_HISTORY_TURNS, this.deps.settings.current('RAG_QUERY_REWRITE_MAX_TURNS'));
+    const history = await this.deps.conversations.history(userId, groups, request.conversation_id, turns);
+    return { userId, groups, conversationId: request.conversation_id, history, request };
   }
 
   async answer(chat: OpenChat, run: ChatRun): Promise<ChatAnswer> {
@@ -122,17 +128,19 @@ export class ChatService {
       emit(SMALL_TALK_ANSWERS[classification.smallTalk]);
     } else {
       started = performance.now();
-      const filters = classification.kind === 'metadata' ? await this.filters(classification.hints, request.query) : undefined;
+      // Every question goes through the hooks: metadata rules classify by their own patterns, not by the hints.
+      const hints = classification.kind === 'metadata' ? classification.hints : NO_HINTS;
+      const filters = await this.filters(hints, request.query);
       const expanded = generator ? await this.expand(rewrite.query, generator, run) : null;
       const query = expanded ?? rewrite.query;
-      const search = await this.deps.retrieval.search({ query, k: base.k, mode: base.mode, filters });
-      settings = { ...search.retrieval_settings, ...base, expanded_query: expanded, retrieved: true };
+      const search = await this.deps.retrieval.search({ query, k: base.k, mode: base.mode, filters, groups: chat.groups });
+      settings = { ...search.retrieval_settings, ...base, expanded_query: expanded, ...(filters ? { classification: 'metadata' as const } : {}), retrieved: true };
       sources = relevantResults(search.results, query, search.retrieval_settings.score).map(toSource);
       timing.retrieve = elapsed(started);
 
       started = performance.now();
       if (!sources.length) emit(NOTHING_FOUND);
-      else if (!generator) extractiveAnswer(sources).forEach(emit);
+      else if (!generator) extractiveAnswer(await extractiveQuotes(rewrite.query, sources, this.embedTexts())).forEach(emit);
       else ({ sources, tokenBudget } = await this.generate(generator, chat, sources, emit, run));
       timing.generate = elapsed(started);
     }
@@ -144,6 +152,11 @@ export class ChatService {
       'chat answered',
     );
     return { conversation_id: chat.conversationId, answer, sources, token_budget: tokenBudget, retrieval_settings: settings, timing, mode };
+  }
+
+  private embedTexts(): EmbedTexts {
+    const embedder = this.deps.embedder();
+    return embedder ? (texts) => embedder.embed(texts, { priority: 'query' }) : null;
   }
 
   private async classify(query: string, generator: Generator | null, run: ChatRun): Promise<Classification> {
@@ -160,8 +173,8 @@ export class ChatService {
   }
 
   private async rewrite(chat: OpenChat, generator: Generator | null, signal: AbortSignal): Promise<Rewrite> {
-    if (!this.deps.settings.seed('RAG_QUERY_REWRITE_ENABLED')) return unchanged(chat.request.query);
-    const turns = chat.history.slice(-this.deps.settings.seed('RAG_QUERY_REWRITE_MAX_TURNS'));
+    if (!this.deps.settings.current('RAG_QUERY_REWRITE_ENABLED')) return unchanged(chat.request.query);
+    const turns = chat.history.slice(-this.deps.settings.current('RAG_QUERY_REWRITE_MAX_TURNS'));
     try {
       return await rewriteQuery(chat.request.query, turns, generator, signal);
     } catch {
@@ -211,7 +224,7 @@ export class ChatService {
     if (result.stopReason === 'cancelled' || run.signal.aborted) throw new ChatCancelled();
     // A backend that does not stream hands the whole text back at the end.
     emit(streamed ? markers.flush() : keepValidMarkers(result.text, fitted.sources.length));
-    if (this.deps.settings.seed('RAG_LOG_TOKEN_USAGE')) {
+    if (this.deps.settings.current('RAG_LOG_TOKEN_USAGE')) {
       run.log.info(
         { event: 'chat.token_usage', ...fitted.budget, prompt_tokens: result.promptTokens, completion_tokens: result.completionTokens, stop_reason: result.stopReason, query: this.deps.logPrivacy.query(chat.request.query) },
         'token usage',
@@ -221,6 +234,7 @@ export class ChatService {
   }
 }
 
+const NO_HINTS: MetadataHints = { filenames: [], years: null };
 const unchanged = (query: string): Rewrite => ({ query, rewritten: null, by: null });
 const elapsed = (started: number) => Math.round((performance.now() - started) * 100) / 100;
 

@@ -4,15 +4,15 @@ import path from 'node:path';
 import type { AllowedPaths } from './allowed-paths.js';
 
 /** Deep enough for any real document tree; a bound so a pathological tree cannot run forever. */
-export const MAX_DEPTH = 32;
+const MAX_DEPTH = 32;
 
-export interface WalkOptions {
+interface WalkOptions {
   recursive: boolean;
   /** Lower-case extensions with their dot; empty = every file (the documents service skips unsupported types). */
   include: string[];
 }
 
-export interface FoundFile {
+interface FoundFile {
   /** Resolved path: what is read, and the document's identity (source_path). */
   realPath: string;
   /** As seen from the connector's folder, for progress and logs. */
@@ -21,7 +21,7 @@ export interface FoundFile {
   name: string;
 }
 
-export interface WalkResult {
+interface WalkResult {
   files: FoundFile[];
   /** Entries whose real path lies outside CONNECTOR_ALLOWED_PATHS: skipped, never read. */
   escaping: string[];

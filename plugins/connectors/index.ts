@@ -5,6 +5,9 @@ import { connectorsRoutes } from './routes.js';
 import { ConnectorScanner } from './scanner.js';
 import { ConnectorsService } from './service.js';
 
+// The public surface: what other plugins may import.
+export type { ConnectorsService } from './service.js';
+
 declare module 'fastify' {
   interface FastifyInstance {
     connectors: ConnectorsService;

@@ -1,33 +1,23 @@
-import type { ExpressionBuilder, Insertable, Selectable, Updateable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import type { ConnectorsTable } from '../../core/db/documents-schema.js';
-import type { Database } from '../../core/db/schema.js';
 
 export type ConnectorRow = Selectable<ConnectorsTable>;
 export type ConnectorViewRow = ConnectorRow & { document_count: number };
 
-/** Read in the same query, so a list of connectors costs one statement. */
-const documentCount = (eb: ExpressionBuilder<Database, 'connectors'>) =>
-  eb
-    .selectFrom('documents')
-    .select((sub) => sub.fn.countAll<number>().as('n'))
-    .where('documents.source_type', '=', 'connector')
-    .whereRef('documents.source_id', '=', 'connectors.id')
-    .as('document_count');
-
 export class ConnectorsRepository {
   constructor(private readonly db: Db) {}
 
-  list(): Promise<ConnectorViewRow[]> {
-    return this.db.selectFrom('connectors').selectAll('connectors').select(documentCount).orderBy('name').orderBy('id').execute() as Promise<ConnectorViewRow[]>;
+  list(): Promise<ConnectorRow[]> {
+    return this.db.selectFrom('connectors').selectAll().orderBy('name').orderBy('id').execute();
   }
 
   listEnabled(): Promise<ConnectorRow[]> {
     return this.db.selectFrom('connectors').selectAll().where('enabled', '=', 1).orderBy('name').execute();
   }
 
-  findById(id: string): Promise<ConnectorViewRow | undefined> {
-    return this.db.selectFrom('connectors').selectAll('connectors').select(documentCount).where('id', '=', id).executeTakeFirst() as Promise<ConnectorViewRow | undefined>;
+  findById(id: string): Promise<ConnectorRow | undefined> {
+    return this.db.selectFrom('connectors').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
   /** Names are unique in any case, like usernames: "Docs" and "docs" would confuse a UI list. */

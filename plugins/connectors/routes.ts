@@ -48,6 +48,7 @@ export const connectorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const jobs = await app.connectors.syncAll();
     request.log.info({ event: 'sync.all', jobs: jobs.length, by: app.logPrivacy.caller(request) }, 'sync of all connectors started');
+    await app.audit.record(request, { event: 'sync.all', target: 'connectors', details: { jobs: jobs.map((job) => job.id) } });
     return reply.code(202).send({ jobs });
   });
 

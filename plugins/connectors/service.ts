@@ -45,7 +45,7 @@ export class ConnectorsService {
   private readonly names: UniqueName;
 
   constructor(
-    readonly repository: ConnectorsRepository,
+    private readonly repository: ConnectorsRepository,
     private readonly allowed: AllowedPaths,
     private readonly scanner: ConnectorScanner,
     private readonly documents: DocumentsService,
@@ -55,14 +55,19 @@ export class ConnectorsService {
     this.names = new UniqueName((name) => repository.findByName(name), () => conflict('connector_name_taken', 'A connector with this name already exists', 'body.name'));
   }
 
-  list(): Promise<ConnectorViewRow[]> {
-    return this.repository.list();
+  async list(): Promise<ConnectorViewRow[]> {
+    return this.withDocumentCounts(await this.repository.list());
   }
 
   async get(id: string): Promise<ConnectorViewRow> {
     const connector = await this.repository.findById(id);
     if (!connector) throw notFound('Connector');
-    return connector;
+    return (await this.withDocumentCounts([connector]))[0];
+  }
+
+  private async withDocumentCounts(connectors: ConnectorRow[]): Promise<ConnectorViewRow[]> {
+    const counts = await this.documents.countsBySource('connector', connectors.map((connector) => connector.id));
+    return connectors.map((connector) => ({ ...connector, document_count: counts.get(connector.id) ?? 0 }));
   }
 
   async create(input: CreateConnectorBody): Promise<ConnectorViewRow> {

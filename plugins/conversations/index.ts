@@ -36,5 +36,5 @@ export default fp(
     timer.unref();
     app.addHook('onClose', async () => clearInterval(timer));
   },
-  { name: 'conversations', dependencies: ['hearth-guard', 'users'] },
+  { name: 'conversations', dependencies: ['hearth-guard', 'users', 'groups'] },
 );

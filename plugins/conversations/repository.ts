@@ -1,9 +1,15 @@
 import { sql, type Selectable } from 'kysely';
 import type { ConversationTurnsTable, ConversationsTable } from '../../core/db/conversations-schema.js';
 import type { Db } from '../../core/db/database.js';
+import { readableBy } from '../groups/index.js';
 
 export type ConversationRow = Selectable<ConversationsTable>;
-export type TurnRow = Selectable<ConversationTurnsTable>;
+/** `withheld`: the turn cites a document the reader may not read (any more) or that is gone: its answer and sources are not shown. */
+export type TurnRow = Selectable<ConversationTurnsTable> & { withheld: number };
+
+/** Decided in the query, against the documents as they are now: a revoked group or a deleted document hides the turn at once. */
+const withheld = (groups: string[]) => sql<number>`exists (select 1 from json_each(conversation_turns.sources) s
+  where not exists (select 1 from documents d where d.id = json_extract(s.value, '$.document_id') and ${readableBy('d.groups', JSON.stringify(groups))}))`.as('withheld');
 
 interface NewTurn {
   userId: string;
@@ -28,13 +34,13 @@ export class ConversationsRepository {
   }
 
   /** The newest `limit` turns, oldest first. */
-  async recentTurns(conversationId: string, limit: number): Promise<TurnRow[]> {
-    const rows = await this.db.selectFrom('conversation_turns').selectAll().where('conversation_id', '=', conversationId).orderBy('id', 'desc').limit(limit).execute();
+  async recentTurns(conversationId: string, limit: number, groups: string[]): Promise<TurnRow[]> {
+    const rows = await this.db.selectFrom('conversation_turns').selectAll().select(withheld(groups)).where('conversation_id', '=', conversationId).orderBy('id', 'desc').limit(limit).execute();
     return rows.reverse();
   }
 
-  turns(conversationId: string): Promise<TurnRow[]> {
-    return this.db.selectFrom('conversation_turns').selectAll().where('conversation_id', '=', conversationId).orderBy('id').execute();
+  turns(conversationId: string, groups: string[]): Promise<TurnRow[]> {
+    return this.db.selectFrom('conversation_turns').selectAll().select(withheld(groups)).where('conversation_id', '=', conversationId).orderBy('id').execute();
   }
 
   async list(userId: string, limit: number, offset: number): Promise<{ conversations: ConversationRow[]; total: number }> {

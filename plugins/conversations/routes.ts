@@ -14,5 +14,8 @@ export const conversationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/api/conversations/:id', {
     config: viewer,
     schema: { summary: 'Get a conversation', description: `${OWN_ONLY} Someone else's id is a 404.`, tags: ['chat'], params: ConversationIdParams, response: { 200: ConversationView } },
-  }, async (request) => app.conversations.get(principalOf(request).id, request.params.id));
+  }, async (request) => {
+    const { id } = principalOf(request);
+    return app.conversations.get(id, await app.groups.readerGroups(id), request.params.id);
+  });
 };

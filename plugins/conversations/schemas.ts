@@ -33,6 +33,7 @@ export const ConversationList = Type.Object({ conversations: Type.Array(Conversa
 const TurnView = Type.Object({
   query: Type.String(),
   answer: Type.String(),
+  withheld: Type.Optional(Type.Boolean({ description: 'True when the turn cites a document the caller may not read now (or that was deleted): its answer and sources are hidden' })),
   sources: Type.Array(SourceView),
   mode: StringEnum(ANSWER_MODES),
   created_at: Type.String({ format: 'date-time' }),

@@ -26,11 +26,14 @@ export interface PastTurn {
 export class ConversationsService {
   constructor(readonly repository: ConversationsRepository, private readonly settings: SettingsStore) {}
 
-  /** The last `limit` turns of a conversation the user owns; 404 for an unknown id or someone else's. */
-  async history(userId: string, conversationId: string, limit: number): Promise<PastTurn[]> {
+  /**
+   * The last `limit` turns of a conversation the user owns; 404 for an unknown id or someone else's.
+   * A withheld turn (it cites what the reader may no longer read) keeps its question, not its answer.
+   */
+  async history(userId: string, groups: string[], conversationId: string, limit: number): Promise<PastTurn[]> {
     await this.owned(userId, conversationId);
-    const turns = await this.repository.recentTurns(conversationId, limit);
-    return turns.map(({ query, answer }) => ({ query, answer }));
+    const turns = await this.repository.recentTurns(conversationId, limit, groups);
+    return turns.map(({ query, answer, withheld }) => ({ query, answer: withheld ? WITHHELD_ANSWER : answer }));
   }
 
   /** Stores a completed turn (creating the conversation on its first); called only once the answer is whole. */
@@ -40,7 +43,7 @@ export class ConversationsService {
       title: titleOf(turn.query),
       sources: JSON.stringify(turn.sources),
       at: clock.now(),
-      maxTurns: this.settings.seed('RAG_CONVERSATION_MAX_TURNS'),
+      maxTurns: this.settings.current('RAG_CONVERSATION_MAX_TURNS'),
     });
     if (outcome === 'not_owned') throw notFound('Conversation');
   }
@@ -50,15 +53,16 @@ export class ConversationsService {
     return { conversations: conversations.map((row) => ({ ...dates(row), id: row.id, title: row.title, turns: row.turn_count })), total };
   }
 
-  async get(userId: string, conversationId: string): Promise<ConversationView> {
+  /** With the reader's groups: a turn citing a document they may not read now is shown withheld. */
+  async get(userId: string, groups: string[], conversationId: string): Promise<ConversationView> {
     const row = await this.owned(userId, conversationId);
-    const turns = await this.repository.turns(conversationId);
+    const turns = await this.repository.turns(conversationId, groups);
     return { id: row.id, title: row.title, ...dates(row), turns: turns.map(toTurnView) };
   }
 
   /** Deletes conversations idle for longer than RAG_CONVERSATION_MAX_AGE_DAYS; returns how many. */
   purgeExpired(): Promise<number> {
-    return this.repository.deleteInactiveSince(clock.now() - this.settings.seed('RAG_CONVERSATION_MAX_AGE_DAYS') * DAY_MS);
+    return this.repository.deleteInactiveSince(clock.now() - this.settings.current('RAG_CONVERSATION_MAX_AGE_DAYS') * DAY_MS);
   }
 
   private async owned(userId: string, conversationId: string): Promise<ConversationRow> {
@@ -75,6 +79,10 @@ function titleOf(query: string): string {
 
 const dates = (row: ConversationRow) => ({ created_at: clock.iso(row.created_at), updated_at: clock.iso(row.updated_at) });
 
+/** What a withheld turn shows instead of its answer. */
+export const WITHHELD_ANSWER = 'This answer is hidden: it cites a document you can no longer read, or one that was deleted.';
+
 function toTurnView(row: TurnRow) {
-  return { query: row.query, answer: row.answer, sources: JSON.parse(row.sources) as SourceView[], mode: row.mode, created_at: clock.iso(row.created_at) };
+  const shown = row.withheld ? { answer: WITHHELD_ANSWER, sources: [], withheld: true } : { answer: row.answer, sources: JSON.parse(row.sources) as SourceView[] };
+  return { query: row.query, ...shown, mode: row.mode, created_at: clock.iso(row.created_at) };
 }

@@ -5,7 +5,7 @@ import type { Tier } from '../../core/tiers.js';
 
 /** Detecting a document's type from its bytes: the name only breaks ties between text formats. */
 
-export const FILE_TYPES = ['pdf', 'docx', 'xlsx', 'csv', 'html', 'md', 'txt', 'png', 'jpg', 'tiff'] as const;
+export const FILE_TYPES = ['pdf', 'docx', 'xlsx', 'csv', 'html', 'md', 'txt', 'png', 'jpg', 'tiff', 'webp'] as const;
 export type FileType = (typeof FILE_TYPES)[number];
 
 export interface DetectedFileType {
@@ -13,7 +13,7 @@ export interface DetectedFileType {
   mime: string;
 }
 
-export const MIME_FOR_TYPE: Record<FileType, string> = {
+const MIME_FOR_TYPE: Record<FileType, string> = {
   pdf: 'application/pdf',
   docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
   xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
@@ -24,6 +24,7 @@ export const MIME_FOR_TYPE: Record<FileType, string> = {
   png: 'image/png',
   jpg: 'image/jpeg',
   tiff: 'image/tiff',
+  webp: 'image/webp',
 };
 
 /** Lowest plan that may index each type (spec: Documents). Images also need INDEXING_OCR_ENABLED. */
@@ -38,15 +39,16 @@ export const TIER_FOR_TYPE: Record<FileType, Tier> = {
   png: 'FREE',
   jpg: 'FREE',
   tiff: 'FREE',
+  webp: 'FREE',
 };
 
 /** Types that carry no text layer: indexed only through OCR. */
-export const OCR_FILE_TYPES: ReadonlySet<FileType> = new Set(['png', 'jpg', 'tiff']);
+export const OCR_FILE_TYPES: ReadonlySet<FileType> = new Set(['png', 'jpg', 'tiff', 'webp']);
 
 /** How many leading bytes detection wants: enough for the first zip entries of an Office file. */
-export const DETECT_HEAD_BYTES = 64 * 1024;
+const DETECT_HEAD_BYTES = 64 * 1024;
 
-const BINARY_TYPES: Record<string, FileType> = { pdf: 'pdf', ai: 'pdf', docx: 'docx', xlsx: 'xlsx', png: 'png', jpg: 'jpg', tif: 'tiff' };
+const BINARY_TYPES: Record<string, FileType> = { pdf: 'pdf', ai: 'pdf', docx: 'docx', xlsx: 'xlsx', png: 'png', jpg: 'jpg', tif: 'tiff', webp: 'webp' };
 
 const detected = (fileType: FileType): DetectedFileType => ({ fileType, mime: MIME_FOR_TYPE[fileType] });
 

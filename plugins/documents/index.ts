@@ -8,6 +8,7 @@ export { DocumentsService, sanitiseFilename, type IndexedDocument, type SourceFi
 export type { DocumentRow } from './repository.js';
 export { CANCELLED_REASON, UNEXPECTED_REASON } from './lifecycle.js';
 export { FILE_TYPES, type FileType } from './file-type.js';
+export type { PageWarning } from './schemas.js';
 export { SourceRun, type RunIndexer, type SourceRunOptions } from './source-run.js';
 
 declare module 'fastify' {
@@ -19,11 +20,11 @@ declare module 'fastify' {
 /** Documents: stored originals, their lifecycle (queued -> indexing -> indexed | failed) and their removal with their chunks and vectors (the index's store). The indexing itself is the ingestion plugin's. */
 export default fp(
   async function documents(app) {
-    const service = new DocumentsService(new DocumentsRepository(app.db), app.index.store, app.entitlement, app.config.dataDir, app.config.indexing.ocrEnabled);
+    const service = new DocumentsService(new DocumentsRepository(app.db), app.indexStore, app.entitlement, app.config.dataDir, app.config.indexing.ocrEnabled);
     app.decorate('documents', service);
     app.usage.register(() => service.usage());
   },
-  { name: 'documents', dependencies: ['license', 'index'] },
+  { name: 'documents', dependencies: ['license', 'search-index'] },
 );
 
 /** /api/docs, registered after the ingestion plugin: an upload answers with the job that indexes it. */
@@ -31,5 +32,5 @@ export const documentsApi = fp(
   async function documentsApi(app) {
     await app.register(documentsRoutes);
   },
-  { name: 'documents-api', dependencies: ['hearth-guard', 'documents', 'ingestion'] },
+  { name: 'documents-api', dependencies: ['hearth-guard', 'documents', 'ingestion', 'groups'] },
 );

@@ -1,5 +1,6 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../core/db/database.js';
+import { readableBy } from '../groups/index.js';
 import type { DocumentStatus, DocumentsTable, SourceType } from '../../core/db/documents-schema.js';
 
 export type DocumentRow = Selectable<DocumentsTable>;
@@ -17,6 +18,26 @@ export interface DocumentFilter {
 
 export class DocumentsRepository {
   constructor(private readonly db: Db) {}
+
+  /** The document if the reader's groups may read it. */
+  findReadable(id: string, groups: string[]): Promise<DocumentRow | undefined> {
+    return this.db.selectFrom('documents').selectAll().where('id', '=', id).where(readableBy('documents.groups', JSON.stringify(groups))).executeTakeFirst();
+  }
+
+  /** Which of these ids name documents the reader's groups may read. */
+  async readableIds(ids: string[], groups: string[]): Promise<string[]> {
+    if (!ids.length) return [];
+    const rows = await this.db.selectFrom('documents').select('id').where('id', 'in', ids).where(readableBy('documents.groups', JSON.stringify(groups))).execute();
+    return rows.map((row) => row.id);
+  }
+
+  /** The groups a connector's or integration's new documents get (migration 0012); everyone when the source is gone. */
+  async sourceGroups(sourceType: SourceType, sourceId: string | null): Promise<string> {
+    if (sourceType === 'upload' || !sourceId) return '["everyone"]';
+    const table = sourceType === 'connector' ? 'connectors' : 'integrations';
+    const row = await this.db.selectFrom(table).select('groups').where('id', '=', sourceId).executeTakeFirst();
+    return row?.groups ?? '["everyone"]';
+  }
 
   async insert(document: Insertable<DocumentsTable>): Promise<void> {
     await this.db.insertInto('documents').values(document).execute();
@@ -44,6 +65,25 @@ export class DocumentsRepository {
     return this.db.selectFrom('documents').selectAll().where('source_type', '=', sourceType).where('source_id', '=', sourceId).execute();
   }
 
+  /** Documents per source of one type, for the sources' list views. */
+  async countsBySource(sourceType: SourceType, sourceIds: string[]): Promise<Map<string, number>> {
+    if (sourceIds.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('documents')
+      .select((eb) => ['source_id', eb.fn.countAll<number>().as('n')])
+      .where('source_type', '=', sourceType)
+      .where('source_id', 'in', sourceIds)
+      .groupBy('source_id')
+      .execute();
+    return new Map(rows.map((row) => [row.source_id!, Number(row.n)]));
+  }
+
+  /** Ids of a source's documents (uploads: source_id null), oldest first. */
+  async idsBySource(sourceType: SourceType, sourceId: string | null): Promise<string[]> {
+    const rows = await this.db.selectFrom('documents').select('id').where('source_type', '=', sourceType).where('source_id', 'is', sourceId).orderBy('created_at').orderBy('id').execute();
+    return rows.map((row) => row.id);
+  }
+
   findByIds(ids: string[]): Promise<DocumentRow[]> {
     if (ids.length === 0) return Promise.resolve([]);
     return this.db.selectFrom('documents').selectAll().where('id', 'in', ids).execute();
@@ -60,8 +100,9 @@ export class DocumentsRepository {
     return this.db.selectFrom('documents').selectAll().where('status', 'in', statuses).orderBy('created_at').execute();
   }
 
-  async list(filter: DocumentFilter): Promise<{ documents: DocumentRow[]; total: number }> {
-    let query = this.db.selectFrom('documents');
+  /** The documents the reader's groups may read, in the filter; the access test is part of the query (and so of `total`). */
+  async list(filter: DocumentFilter, groups: string[]): Promise<{ documents: DocumentRow[]; total: number }> {
+    let query = this.db.selectFrom('documents').where(readableBy('documents.groups', JSON.stringify(groups)));
     if (filter.status) query = query.where('status', '=', filter.status);
     if (filter.file_type) query = query.where('file_type', '=', filter.file_type);
     if (filter.source_type) query = query.where('source_type', '=', filter.source_type);

@@ -6,9 +6,9 @@ import { clock } from '../../core/clock.js';
 import { badRequest, notFound } from '../../core/errors.js';
 import type { DocumentRow } from './repository.js';
 import { attachmentDisposition } from './service.js';
-import { BulkDeleteBody, BulkDeleteResult, DocumentIdParams, DocumentList, DocumentView, ListDocumentsQuery, UploadResult } from './schemas.js';
+import { BulkDeleteBody, BulkDeleteResult, DocumentIdParams, DocumentList, DocumentView, ListDocumentsQuery, type PageWarning, UploadResult } from './schemas.js';
 
-export function toDocumentView(row: DocumentRow) {
+function toDocumentView(row: DocumentRow) {
   return {
     id: row.id,
     filename: row.filename,
@@ -23,6 +23,7 @@ export function toDocumentView(row: DocumentRow) {
     error: row.error,
     page_count: row.page_count,
     chunk_count: row.chunk_count,
+    page_warnings: JSON.parse(row.page_warnings) as PageWarning[],
     created_at: clock.iso(row.created_at),
     updated_at: clock.iso(row.updated_at),
     indexed_at: row.indexed_at === null ? null : clock.iso(row.indexed_at),
@@ -38,7 +39,8 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { access: { role: 'viewer' } },
     schema: { summary: 'List documents', tags: ['documents'], querystring: ListDocumentsQuery, response: { 200: DocumentList } },
   }, async (request) => {
-    const { documents, total } = await app.documents.list(request.query);
+    const groups = await app.groups.readerGroups(principalOf(request).id);
+    const { documents, total } = await app.documents.list(request.query, groups);
     return { documents: documents.map(toDocumentView), total };
   });
 
@@ -48,12 +50,13 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: "Download a document's stored file",
       description:
         'The original bytes (a connector document: the file in place), with the stored Content-Type, Content-Disposition: attachment, ' +
-        'nosniff and a sandboxing CSP. 404 when the document or its file is gone.',
+        'nosniff and a sandboxing CSP. 404 when the document or its file is gone, or the caller\'s groups may not read it.',
       tags: ['documents'],
       params: DocumentIdParams,
     },
   }, async (request, reply) => {
-    const { document, stream, size } = await app.documents.openFile(request.params.id);
+    const groups = await app.groups.readerGroups(principalOf(request).id);
+    const { document, stream, size } = await app.documents.openFile(request.params.id, groups);
     return reply
       .type(document.mime_type)
       .header('content-length', size)
@@ -66,7 +69,8 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { access: { role: 'editor' } },
     schema: { summary: 'Delete several documents', tags: ['documents'], body: BulkDeleteBody, response: { 200: BulkDeleteResult } },
   }, async (request) => {
-    const deleted = await app.documents.remove(request.body.ids);
+    const groups = await app.groups.readerGroups(principalOf(request).id);
+    const deleted = await app.documents.remove(await app.documents.readableIds(request.body.ids, groups));
     const found = new Set(deleted.map((document) => document.id));
     return { deleted: [...found], not_found: request.body.ids.filter((id) => !found.has(id)) };
   });
@@ -75,7 +79,8 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { access: { role: 'editor' } },
     schema: { summary: 'Delete a document, its chunks, vectors and stored file', tags: ['documents'], params: DocumentIdParams },
   }, async (request, reply) => {
-    const deleted = await app.documents.remove([request.params.id]);
+    const groups = await app.groups.readerGroups(principalOf(request).id);
+    const deleted = await app.documents.remove(await app.documents.readableIds([request.params.id], groups));
     if (deleted.length === 0) throw notFound('Document');
     return reply.code(204).send();
   });

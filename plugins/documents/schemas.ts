@@ -1,9 +1,21 @@
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { StringEnum } from '../../core/schemas.js';
 import { JobView } from '../jobs/index.js';
 
-export const DOCUMENT_STATUSES = ['queued', 'indexing', 'indexed', 'failed'] as const;
-export const SOURCE_TYPES = ['upload', 'connector', 'integration'] as const;
+const DOCUMENT_STATUSES = ['queued', 'indexing', 'indexed', 'failed'] as const;
+const SOURCE_TYPES = ['upload', 'connector', 'integration'] as const;
+
+export const PAGE_WARNING_REASONS = ['low_confidence', 'timeout', 'too_large', 'unreadable', 'no_text'] as const;
+
+/** A page OCR read with low confidence (indexed, worth checking) or could not read (not indexed), and why. */
+export const PageWarning = Type.Object({
+  page: Type.Integer(),
+  reason: StringEnum(PAGE_WARNING_REASONS),
+  message: Type.String(),
+  /** Tesseract's mean confidence (0-100), for a low_confidence page. */
+  confidence: Type.Optional(Type.Number()),
+});
+export type PageWarning = Static<typeof PageWarning>;
 
 export const DocumentView = Type.Object(
   {
@@ -20,6 +32,7 @@ export const DocumentView = Type.Object(
     error: Type.Union([Type.String(), Type.Null()]),
     page_count: Type.Union([Type.Integer(), Type.Null()]),
     chunk_count: Type.Integer(),
+    page_warnings: Type.Array(PageWarning),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
     indexed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),

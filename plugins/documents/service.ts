@@ -12,10 +12,11 @@ import { copyFileOwnerOnly } from '../../core/owner-only.js';
 import { type Entitlement, type Tier, tierAtLeast } from '../../core/tiers.js';
 import type { Updateable } from 'kysely';
 import type { DocumentStatus, DocumentsTable, SourceType } from '../../core/db/documents-schema.js';
-import type { IndexStore } from '../index/index.js';
+import type { IndexStore } from '../search-index/index.js';
 import { detectFileTypeOfFile, OCR_FILE_TYPES, TIER_FOR_TYPE, type DetectedFileType } from './file-type.js';
 import { CANCELLED_REASON, needsIndexing, statesBefore } from './lifecycle.js';
 import type { DocumentFilter, DocumentRow, DocumentsRepository } from './repository.js';
+import type { PageWarning } from './schemas.js';
 import type { SkipReason } from '../jobs/index.js';
 
 /** A file found by a connector scan or fetched by an integration. */
@@ -51,7 +52,7 @@ class LimitExceeded extends Error {
 const planLimit = (message: string) => new HttpError(403, 'plan_limit_exceeded', message);
 
 /** A file or page of a source that was not made a document: why, and what would lift it when a licence would. */
-export interface SourceSkip {
+interface SourceSkip {
   skipped: SkipReason;
   detail: string;
   remedy?: string;
@@ -73,6 +74,8 @@ export interface IndexedDocument {
   pageCount: number | null;
   chunkCount: number;
   title?: string;
+  /** Pages OCR read with low confidence or could not read. */
+  pageWarnings?: PageWarning[];
 }
 
 /**
@@ -102,9 +105,9 @@ export class DocumentsService {
     return document.source_type === 'connector' ? document.source_path : null;
   }
 
-  /** A document's stored bytes to send to a reader; 404 when the document or its file (a connector's, moved away) is gone. */
-  async openFile(id: string): Promise<{ document: DocumentRow; stream: Readable; size: number }> {
-    const document = await this.repository.findById(id);
+  /** A document's stored bytes to send to a reader; 404 when the document or its file (a connector's, moved away) is gone, or the reader's groups may not read it. */
+  async openFile(id: string, groups: string[]): Promise<{ document: DocumentRow; stream: Readable; size: number }> {
+    const document = await this.repository.findReadable(id, groups);
     const file = document && this.storagePathOf(document);
     if (!document || !file) throw notFound('Document');
     const handle = await open(file, 'r').catch((error: NodeJS.ErrnoException) => {
@@ -115,6 +118,11 @@ export class DocumentsService {
     return { document, stream: handle.createReadStream(), size };
   }
 
+  /** Which of these ids the reader's groups may read (an editor removes only those). */
+  readableIds(ids: string[], groups: string[]): Promise<string[]> {
+    return this.repository.readableIds(ids, groups);
+  }
+
   find(id: string): Promise<DocumentRow | undefined> {
     return this.repository.findById(id);
   }
@@ -123,13 +131,24 @@ export class DocumentsService {
     return this.repository.findByIds(ids);
   }
 
-  list(filter: DocumentFilter): Promise<{ documents: DocumentRow[]; total: number }> {
-    return this.repository.list(filter);
+  /** The documents the reader's groups may read. */
+  list(filter: DocumentFilter, groups: string[]): Promise<{ documents: DocumentRow[]; total: number }> {
+    return this.repository.list(filter, groups);
   }
 
   /** The documents of one connector or integration. */
   ofSource(sourceType: SourceType, sourceId: string): Promise<DocumentRow[]> {
     return this.repository.listBySource(sourceType, sourceId);
+  }
+
+  /** How many documents each of these connectors or integrations has (absent: none). */
+  countsBySource(sourceType: SourceType, sourceIds: string[]): Promise<Map<string, number>> {
+    return this.repository.countsBySource(sourceType, sourceIds);
+  }
+
+  /** Ids of a source's documents, oldest first; uploads are the source ('upload', null). */
+  idsOfSource(sourceType: SourceType, sourceId: string | null): Promise<string[]> {
+    return this.repository.idsBySource(sourceType, sourceId);
   }
 
   /** Ids of documents by file name, in any case (a chat question naming "budget.pdf" searches that file). */
@@ -157,6 +176,7 @@ export class DocumentsService {
     return this.move([id], 'indexed', {
       page_count: found.pageCount,
       chunk_count: found.chunkCount,
+      page_warnings: JSON.stringify(found.pageWarnings ?? []),
       indexed_at: clock.now(),
       ...(found.title ? { metadata: JSON.stringify({ title: found.title }) } : {}),
     });
@@ -164,7 +184,7 @@ export class DocumentsService {
 
   /** Indexing failed; the reason is shown to users (lifecycle.ts names the reasons that are no fault of the file). */
   async failed(id: string, reason: string): Promise<void> {
-    await this.move([id], 'failed', { error: reason });
+    await this.move([id], 'failed', { error: reason, page_warnings: '[]' });
   }
 
   /** A stop of the service interrupted the document's indexing: it is indexed at the next start. */
@@ -307,7 +327,7 @@ export class DocumentsService {
     else {
       await this.repository.insert({
         id, ...fields, source_type: input.sourceType, source_id: input.sourceId, source_path: input.sourcePath,
-        page_count: null, chunk_count: 0, metadata: '{}', groups: '["everyone"]', uploaded_by: null, created_at: now, indexed_at: null,
+        page_count: null, chunk_count: 0, metadata: '{}', groups: await this.repository.sourceGroups(input.sourceType, input.sourceId), uploaded_by: null, created_at: now, indexed_at: null,
       });
     }
     return { document: (await this.repository.findById(id))!, changed: true };

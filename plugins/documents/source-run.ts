@@ -9,7 +9,7 @@ import type { DocumentsService, SourceFile, SourceUpsert } from './service.js';
 type Counted = 'found' | 'changed' | 'unchanged' | 'removed' | 'unreadable' | 'excluded';
 
 /** How a source names what it reads, in a summary's words: a connector lists files, an integration fetches pages. */
-export interface RunWords {
+interface RunWords {
   item: 'files' | 'pages';
   /** After the count of excluded items, e.g. "links outside CONNECTOR_ALLOWED_PATHS skipped". */
   excluded: string;
@@ -26,7 +26,7 @@ const SKIP_WORDS: Record<SkipReason, string> = {
 };
 
 /** The counts of one connector scan or integration sync as it goes, and its summary at the end. */
-export class SourceRunTally {
+class SourceRunTally {
   private readonly counts: Record<Counted, number> = { found: 0, changed: 0, unchanged: 0, removed: 0, unreadable: 0, excluded: 0 };
   private readonly skipped = Object.fromEntries(SKIP_REASONS.map((reason) => [reason, 0])) as Record<SkipReason, number>;
   /** What would lift the skips a licence can lift (plan limits, tier gates), each said once. */
@@ -114,7 +114,7 @@ export interface SourceRunOptions {
 }
 
 /** A file or page of the source, as the run registers it. */
-export type RunFile = Omit<SourceFile, 'sourceType' | 'sourceId'>;
+type RunFile = Omit<SourceFile, 'sourceType' | 'sourceId'>;
 
 /**
  * One connector scan or integration sync, the skeleton both share: the source lists its files or

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { cpu, graphics, mem, osInfo } from 'systeminformation';
+import { parseL4tRelease } from '../../core/hardware-profile.js';
 import type { CpuView, GpuView, JetsonView, MemoryView, OsView } from './schemas.js';
 
 /** Where the hardware facts come from; tests pass a fake. */
@@ -24,11 +25,7 @@ async function readOptional(file: string): Promise<string | undefined> {
   }
 }
 
-/** "# R36 (release), REVISION: 4.0, GCID: ..." -> "36.4.0". */
-export function parseL4tRelease(text: string): string | null {
-  const match = /R(\d+)\s*\(release\),\s*REVISION:\s*([\d.]+)/.exec(text);
-  return match ? `${match[1]}.${match[2].replace(/\.$/, '')}` : null;
-}
+export { parseL4tRelease };
 
 export async function detectJetson(files = JETSON_FILES): Promise<JetsonView | null> {
   // The device-tree string ends with a NUL byte.

@@ -38,6 +38,13 @@ export const JetsonView = Type.Object({
 });
 export type JetsonView = Static<typeof JetsonView>;
 
+export const ProfileView = Type.Object({
+  name: Type.String({ description: 'The firmware-profiles/ preset in force (e.g. jetson-orin-nano, x86-small-server), or generic' }),
+  reason: Type.String({ description: 'What it was chosen on: the board and L4T release, or the architecture, cores and memory' }),
+  applied: Type.Record(Type.String(), Type.String(), { description: 'The defaults it set (variables set explicitly are not listed: they win)' }),
+});
+export type ProfileView = Static<typeof ProfileView>;
+
 export const HardwareView = Type.Object(
   {
     cpu: CpuView,
@@ -46,6 +53,7 @@ export const HardwareView = Type.Object(
     os: OsView,
     jetson: Nullable(JetsonView),
     node_version: Type.String({ description: 'Node.js version running the service, e.g. v20.19.0' }),
+    profile: ProfileView,
   },
   { $id: 'Hardware' },
 );

@@ -1,5 +1,5 @@
 import type { HardwareProbe } from './probe.js';
-import type { CpuView, GpuView, HardwareView, JetsonView, OsView } from './schemas.js';
+import type { CpuView, GpuView, HardwareView, JetsonView, OsView, ProfileView } from './schemas.js';
 
 interface StaticFacts {
   cpu: CpuView;
@@ -23,11 +23,15 @@ function withFallback<T>(work: Promise<T>, fallback: T, ms: number): Promise<T> 
 export class HardwareService {
   private facts: Promise<StaticFacts> | undefined;
 
-  constructor(private readonly probe: HardwareProbe, private readonly gpuTimeoutMs = GPU_PROBE_TIMEOUT_MS) {}
+  constructor(
+    private readonly probe: HardwareProbe,
+    private readonly profile: ProfileView,
+    private readonly gpuTimeoutMs = GPU_PROBE_TIMEOUT_MS,
+  ) {}
 
   async get(): Promise<HardwareView> {
     const [facts, memory] = await Promise.all([this.staticFacts(), this.probe.memory()]);
-    return { ...facts, memory, node_version: process.version };
+    return { ...facts, memory, node_version: process.version, profile: this.profile };
   }
 
   private staticFacts(): Promise<StaticFacts> {

@@ -4,6 +4,9 @@ import { healthRoutes } from './routes.js';
 import { HealthService } from './service.js';
 
 
+// The public surface: what other plugins may import.
+export type { HealthService } from './service.js';
+
 declare module 'fastify' {
   interface FastifyInstance {
     health: HealthService;

@@ -98,13 +98,17 @@ export function chunkDocument(document: ExtractedDocument, options: ChunkOptions
   });
 }
 
-/** Consecutive text sections under one heading and sheet form one segment (pages of a PDF flow on); a table row is its own. */
+/**
+ * Consecutive text sections under one heading and sheet form one segment (pages of a PDF flow on); a
+ * table row is its own, and so is a page read by OCR (its chunks carry that page's confidence).
+ */
 function segmentsOf(sections: ExtractedSection[], options: Settings): Segment[] {
   const segments: Segment[] = [];
   let previous: ExtractedSection | undefined;
   for (const section of sections) {
+    const ocrPageBreak = previous?.ocrConfidence !== undefined || section.ocrConfidence !== undefined;
     const continues =
-      previous && previous.kind === 'text' && section.kind === 'text' && previous.heading === section.heading && previous.sheet === section.sheet;
+      previous && !ocrPageBreak && previous.kind === 'text' && section.kind === 'text' && !section.boundary && previous.heading === section.heading && previous.sheet === section.sheet;
     if (!continues) segments.push({ heading: section.heading, sheet: section.sheet, units: [] });
     const segment = segments[segments.length - 1];
     const units = unitsOf(section, options);

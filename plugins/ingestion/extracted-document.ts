@@ -1,3 +1,5 @@
+import type { Ocr, OcrLanguages } from '../../native/ocr/index.js';
+
 /** What every extractor returns, and the one error type of extraction. */
 
 export type SectionKind = 'text' | 'table-row';
@@ -12,13 +14,40 @@ export interface ExtractedSection {
   sheet?: string;
   /** 1-based row as the user sees it in the source, header included (XLSX, CSV, tables). */
   row?: number;
+  /** Tesseract's confidence (0-100) on the page the text was read from by OCR. */
+  ocrConfidence?: number;
   kind: SectionKind;
+  /** Starts a chunk of its own: a metadata rule's chunk_boundary matched here (the chunker never joins it to the text before). */
+  boundary?: boolean;
+}
+
+/** A page read by OCR. */
+export interface PageRead {
+  page: number;
+  confidence: number;
+}
+
+/** A page nothing could be read from, and why; the document's other pages are still indexed. */
+export interface PageFailure {
+  page: number;
+  reason: 'timeout' | 'too_large' | 'unreadable' | 'no_text';
+  message: string;
 }
 
 export interface ExtractedDocument {
   pageCount?: number;
   title?: string;
   sections: ExtractedSection[];
+  /** Pages read by OCR (scanned PDF pages, image pages). */
+  ocrPages?: PageRead[];
+  pageFailures?: PageFailure[];
+}
+
+/** What an extraction gets besides its options: the thread's OCR engine (OCR enabled) and where to report pages. */
+export interface ExtractContext {
+  ocr?: Ocr;
+  /** Pages done out of the document's pages, after each page. */
+  onPage?: (done: number, total: number) => void;
 }
 
 export interface ExtractOptions {
@@ -26,6 +55,10 @@ export interface ExtractOptions {
   tablesEnabled: boolean;
   /** INDEXING_OCR_ENABLED. */
   ocrEnabled: boolean;
+  /** INDEXING_OCR_LANGUAGES, resolved to their data at boot; set when OCR is enabled. */
+  ocrLanguages?: OcrLanguages;
+  /** Bound on reading one page by OCR (default DEFAULT_PAGE_TIMEOUT_MS). */
+  ocrPageTimeoutMs?: number;
   /** Overrides of the zip-bomb guard (tests use small caps). */
   zipLimits?: Partial<ZipLimits>;
 }
@@ -40,7 +73,7 @@ export interface ZipLimits {
 
 export const DEFAULT_ZIP_LIMITS: ZipLimits = { maxTotalBytes: 200 * 1024 * 1024, maxEntries: 10_000, maxRatio: 200 };
 
-export type ExtractionFailure = 'corrupt' | 'encrypted' | 'zip_bomb' | 'unsupported' | 'empty' | 'timeout' | 'crashed';
+export type ExtractionFailure = 'corrupt' | 'encrypted' | 'zip_bomb' | 'too_large' | 'unsupported' | 'empty' | 'timeout' | 'crashed';
 
 /** A document that cannot be extracted: `reason` is machine-readable, `message` is one sentence for the user. */
 export class ExtractionError extends Error {
@@ -54,7 +87,7 @@ export class ExtractionError extends Error {
 }
 
 /** "Col A: v1; Col B: v2": the header is repeated so one row reads on its own. Empty cells are left out. */
-export function tableRowText(header: string[], cells: string[]): string {
+function tableRowText(header: string[], cells: string[]): string {
   const parts: string[] = [];
   cells.forEach((cell, i) => {
     const value = cell.trim();
@@ -66,7 +99,7 @@ export function tableRowText(header: string[], cells: string[]): string {
 }
 
 /** A row flattened as plain text when table extraction is off. */
-export function flatRowText(cells: string[]): string {
+function flatRowText(cells: string[]): string {
   return cells.map((cell) => cell.trim()).filter(Boolean).join(' | ');
 }
 
@@ -100,5 +133,6 @@ export function compactSection(section: ExtractedSection): ExtractedSection {
   if (section.heading !== undefined) out.heading = section.heading;
   if (section.sheet !== undefined) out.sheet = section.sheet;
   if (section.row !== undefined) out.row = section.row;
+  if (section.ocrConfidence !== undefined) out.ocrConfidence = section.ocrConfidence;
   return out;
 }

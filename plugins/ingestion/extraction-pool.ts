@@ -1,16 +1,19 @@
+import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { ExtractOutcome, ExtractTask } from './extract-worker.js';
 import { type ExtractedDocument, ExtractionError, type ExtractOptions } from './extracted-document.js';
 import type { FileType } from '../documents/index.js';
 
-export interface ExtractionPoolOptions {
+interface ExtractionPoolOptions {
   /** INDEX_EXTRACTION_WORKERS. */
   workers: number;
-  /** A document taking longer fails with 'timeout' and its thread is replaced. */
+  /** A document taking longer (without finishing a page, for paged documents) fails with 'timeout' and its thread is replaced. */
   timeoutMs?: number;
   /** Heap cap per worker thread: a document that needs more fails with 'crashed', not the service. */
   maxMemoryMb?: number;
 }
+
+export type PageProgress = (done: number, total: number) => void;
 
 const DEFAULT_OPTIONS: ExtractOptions = { tablesEnabled: false, ocrEnabled: false };
 
@@ -48,12 +51,12 @@ export class ExtractionPool {
     this.pool.on('error', () => undefined);
   }
 
-  /** Extracts one document; rejects with an ExtractionError only, whatever happened in the worker. */
-  async extract(filePath: string, fileType: FileType, options: ExtractOptions = DEFAULT_OPTIONS): Promise<ExtractedDocument> {
+  /** Extracts one document; rejects with an ExtractionError only, whatever happened in the worker. `onPage` hears of each page done. */
+  async extract(filePath: string, fileType: FileType, options: ExtractOptions = DEFAULT_OPTIONS, onPage?: PageProgress): Promise<ExtractedDocument> {
     if (this.running < this.threads) this.running++;
     else await new Promise<void>((resolve) => this.waiting.push(resolve)); // a finishing extraction hands its thread over
     try {
-      return await this.extractNow(filePath, fileType, options);
+      return await this.extractNow(filePath, fileType, options, onPage);
     } finally {
       const next = this.waiting.shift();
       if (next) next();
@@ -61,18 +64,25 @@ export class ExtractionPool {
     }
   }
 
-  private async extractNow(filePath: string, fileType: FileType, options: ExtractOptions): Promise<ExtractedDocument> {
+  private async extractNow(filePath: string, fileType: FileType, options: ExtractOptions, onPage?: PageProgress): Promise<ExtractedDocument> {
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), this.timeoutMs);
+    // A long scan is bounded per page (OCR's page timeout): each page done restarts the document's clock.
+    const { port1: pages, port2: progress } = new MessageChannel();
+    pages.on('message', (page: { done: number; total: number }) => {
+      timer.refresh();
+      onPage?.(page.done, page.total);
+    });
     let outcome: ExtractOutcome;
     try {
-      outcome = await this.pool.run({ filePath, fileType, options }, { signal: abort.signal });
+      outcome = await this.pool.run({ filePath, fileType, options, progress }, { signal: abort.signal, transferList: [progress] });
     } catch (error) {
       if (abort.signal.aborted) throw new ExtractionError('timeout', `Extraction took longer than ${Math.round(this.timeoutMs / 1000)} s`);
       const outOfMemory = (error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY';
       throw new ExtractionError('crashed', outOfMemory ? 'Extraction ran out of memory on this file' : 'Extraction stopped unexpectedly on this file');
     } finally {
       clearTimeout(timer);
+      pages.close();
     }
     if (!outcome.ok) throw new ExtractionError(outcome.reason, outcome.message);
     return outcome.document;

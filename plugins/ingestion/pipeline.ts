@@ -4,10 +4,11 @@ import type { Job } from '../../core/jobs/job.js';
 import { type JobContext, JobCancelled, type JobRunner } from '../../core/jobs/runner.js';
 import type { SettingsStore } from '../../core/settings/store.js';
 import type { Embedder } from '../../native/embeddings/index.js';
-import { type DocumentRow, type DocumentsService, type FileType, UNEXPECTED_REASON } from '../documents/index.js';
-import type { IndexStore, NewChunk } from '../index/index.js';
+import { type DocumentRow, type DocumentsService, type FileType, type PageWarning, UNEXPECTED_REASON } from '../documents/index.js';
+import type { DocumentMetadata, IndexStore, NewChunk } from '../search-index/index.js';
 import { type ChunkDraft, chunkDocument, chunkId } from './chunker.js';
-import { ExtractionError } from './extracted-document.js';
+import { LOW_CONFIDENCE } from './extract/ocr-pages.js';
+import { type ExtractedDocument, type ExtractedSection, ExtractionError, type ExtractOptions } from './extracted-document.js';
 import type { ExtractionPool } from './extraction-pool.js';
 
 declare module 'fastify' {
@@ -16,11 +17,22 @@ declare module 'fastify' {
   }
 }
 
-export interface PipelineOptions {
+interface PipelineOptions {
   upsertBatchSize: number;
-  tablesEnabled: boolean;
-  ocrEnabled: boolean;
+  /** INDEXING_TABLES_ENABLED, INDEXING_OCR_ENABLED and the OCR languages resolved at boot. */
+  extract: ExtractOptions;
 }
+
+/** A document's metadata rules (the metadata-rules plugin): chunk boundaries, then values per chunk. */
+export interface DocumentRules {
+  /** Identifies the boundaries `split` applies ('' for none): a document chunked under another key must be chunked again. */
+  boundaryKey: string;
+  split(sections: ExtractedSection[]): ExtractedSection[];
+  label(filename: string, chunks: Array<{ text: string; heading?: string | null }>): Pick<DocumentMetadata, 'values' | 'hits'>;
+}
+
+/** The rules in force for a document; null when none apply (no rules, or the plan no longer includes them). */
+export type RulesLookup = (document: DocumentRow) => Promise<DocumentRules | null>;
 
 /** Chunk size when no embedding model bounds it: MiniLM-class models read 256 tokens. */
 const DEFAULT_CHUNK_TOKENS = 256;
@@ -40,8 +52,13 @@ interface Prepared {
   file: string;
   pageCount: number | null;
   title?: string;
+  pageWarnings: PageWarning[];
+  /** OCR confidence of each page read by OCR. */
+  ocrConfidence: Map<number, number>;
   drafts: ChunkDraft[];
   ids: string[];
+  /** What the metadata rules gave each chunk. */
+  metadata: Pick<DocumentMetadata, 'values' | 'hits' | 'boundaryKey'>;
   embedder: Embedder | null;
   /** Vectors of the drafts, one request per batch of rows written; none requested when the stored chunks were already these. */
   batches: Array<Promise<Float32Array[]>>;
@@ -68,6 +85,9 @@ export class IngestionPipeline {
   private readonly wordTokens = new WeakMap<Embedder, Map<string, number>>();
   /** The documents of each ingest job enqueued and not started yet, in job order. */
   private readonly upcoming: string[][] = [];
+  private rulesFor: RulesLookup = async () => null;
+  /** The document whose turn it is and its job: pages read of it show in the job's progress. */
+  private current?: { documentId: string; context: JobContext };
 
   constructor(
     private readonly documents: DocumentsService,
@@ -78,6 +98,11 @@ export class IngestionPipeline {
     private readonly options: PipelineOptions,
     private readonly log: FastifyBaseLogger,
   ) {}
+
+  /** Metadata rules plug in here: they split documents before chunking and label the chunks. */
+  useRules(lookup: RulesLookup): void {
+    this.rulesFor = lookup;
+  }
 
   /** One job that indexes the documents in order. */
   enqueue(documentIds: string[], type = 'ingest'): Promise<Job> {
@@ -174,14 +199,23 @@ export class IngestionPipeline {
   private async prepare(document: DocumentRow): Promise<Prepared> {
     const file = this.documents.storagePathOf(document);
     if (!file) throw new ExtractionError('unsupported', 'The original file of this document is not stored');
-    const extracted = await this.pool.extract(file, document.file_type as FileType, { tablesEnabled: this.options.tablesEnabled, ocrEnabled: this.options.ocrEnabled });
+    const onPage = (done: number, total: number) => {
+      if (this.current?.documentId === document.id) void this.current.context.pages(done, total).catch(() => undefined);
+    };
+    const extracted = await this.pool.extract(file, document.file_type as FileType, this.options.extract, onPage);
     const embedder = this.store.embedder();
-    const drafts = chunkDocument(extracted, this.chunkOptions(embedder));
+    const rules = await this.rulesFor(document);
+    const sections = rules ? rules.split(extracted.sections) : extracted.sections;
+    const drafts = chunkDocument({ ...extracted, sections }, this.chunkOptions(embedder));
     if (drafts.length === 0) throw new ExtractionError('empty', 'No text long enough to index was found in this document');
+    const labels = rules ? rules.label(document.filename, drafts) : { values: drafts.map(() => []), hits: drafts.map(() => []) };
+    const metadata = { ...labels, boundaryKey: rules?.boundaryKey ?? '' };
     const ids = drafts.map((draft) => chunkId(document, draft.ordinal, draft.text));
     const unchanged = sameChunks(await this.store.chunkIdsOf(document.id), ids, embedder);
     const batches = embedder && !unchanged ? this.requestVectors(document.id, embedder, drafts) : [];
-    return { sha256: document.sha256, file, pageCount: extracted.pageCount ?? null, title: extracted.title, drafts, ids, embedder, batches };
+    const ocrConfidence = new Map((extracted.ocrPages ?? []).map((page) => [page.page, page.confidence]));
+    const pageWarnings = pageWarningsOf(extracted);
+    return { sha256: document.sha256, file, pageCount: extracted.pageCount ?? null, title: extracted.title, pageWarnings, ocrConfidence, drafts, ids, metadata, embedder, batches };
   }
 
   /**
@@ -203,6 +237,7 @@ export class IngestionPipeline {
 
   private async ingestDocument(document: DocumentRow, ahead: Promise<Prepared>, context: JobContext): Promise<void> {
     await this.documents.startIndexing(document.id);
+    this.current = { documentId: document.id, context };
     try {
       let prepared = await ahead;
       // Changed since it was prepared (new content, another model in force): prepared again.
@@ -214,7 +249,7 @@ export class IngestionPipeline {
       context.checkpoint();
       const chunkCount = await this.writeChunks(document, prepared, context);
       this.embedding.delete(document.id);
-      await this.documents.indexed(document.id, { pageCount: prepared.pageCount, chunkCount, title: prepared.title });
+      await this.documents.indexed(document.id, { pageCount: prepared.pageCount, chunkCount, title: prepared.title, pageWarnings: prepared.pageWarnings });
     } catch (error) {
       this.forget([document.id]);
       await this.discardChunks(document.id);
@@ -224,6 +259,8 @@ export class IngestionPipeline {
       const reason = error instanceof ExtractionError ? error.message : UNEXPECTED_REASON;
       if (!(error instanceof ExtractionError)) this.log.error({ err: error, document: document.id }, 'indexing failed');
       await this.documents.failed(document.id, reason);
+    } finally {
+      this.current = undefined;
     }
   }
 
@@ -232,7 +269,7 @@ export class IngestionPipeline {
     return {
       maxTokens,
       overlapTokens: Math.round(maxTokens * OVERLAP_RATIO),
-      minChars: this.settings.seed('RAG_MIN_CHUNK_LENGTH'),
+      minChars: this.settings.current('RAG_MIN_CHUNK_LENGTH'),
       countTokens: embedder ? (text: string) => embedder.countTokens(text) : estimateTokens,
       ...(embedder ? { wordTokens: this.wordTokensOf(embedder) } : {}),
     };
@@ -252,13 +289,17 @@ export class IngestionPipeline {
   private async writeChunks(document: DocumentRow, prepared: Prepared, context: JobContext): Promise<number> {
     const { drafts, ids, embedder } = prepared;
     const existing = await this.store.chunkIdsOf(document.id);
-    if (sameChunks(existing, ids, embedder)) return ids.length;
+    if (sameChunks(existing, ids, embedder)) {
+      await this.store.replaceMetadata({ documentId: document.id, rowids: existing.map((row) => row.rowid), ...prepared.metadata });
+      return ids.length;
+    }
 
     // Stored chunks changed since the document was prepared as unchanged: its vectors were not requested.
     if (embedder && prepared.batches.length === 0) prepared.batches = this.requestVectors(document.id, embedder, drafts);
     if (existing.length > 0) await this.discardChunks(document.id);
     const vectors = this.store.vectors();
     const now = clock.now();
+    const written: number[] = [];
     for (let start = 0; start < drafts.length; start += this.options.upsertBatchSize) {
       context.checkpoint();
       const batch = drafts.slice(start, start + this.options.upsertBatchSize);
@@ -271,14 +312,17 @@ export class IngestionPipeline {
         heading: draft.heading ?? null,
         sheet: draft.sheet ?? null,
         row: draft.row ?? null,
+        ocr_confidence: draft.page === undefined ? null : prepared.ocrConfidence.get(draft.page) ?? null,
         char_count: draft.text.length,
         token_count: draft.tokenCount,
         metadata: '{}',
         embedded_with: null,
         created_at: now,
       })));
+      written.push(...rowids);
       if (embedder && vectors) await this.store.addVectors(vectors, rowids, await prepared.batches[start / this.options.upsertBatchSize], embedder.modelId);
     }
+    await this.store.replaceMetadata({ documentId: document.id, rowids: written, ...prepared.metadata });
     if (vectors) await this.store.changed();
     return drafts.length;
   }
@@ -286,6 +330,15 @@ export class IngestionPipeline {
   private async discardChunks(documentId: string): Promise<void> {
     await this.store.discardDocument(documentId);
   }
+}
+
+/** Pages that read badly (indexed, worth a look) or not at all (not indexed), in page order. */
+function pageWarningsOf(extracted: ExtractedDocument): PageWarning[] {
+  const low = (extracted.ocrPages ?? [])
+    .filter((page) => page.confidence < LOW_CONFIDENCE)
+    .map((page): PageWarning => ({ page: page.page, reason: 'low_confidence', message: `OCR read this page with ${Math.round(page.confidence)}% confidence`, confidence: page.confidence }));
+  const failed = (extracted.pageFailures ?? []).map((failure): PageWarning => ({ page: failure.page, reason: failure.reason, message: failure.message }));
+  return [...low, ...failed].sort((a, b) => a.page - b.page);
 }
 
 /** Same chunk ids as stored, already embedded with the model in force: indexing the document again is a no-op. */

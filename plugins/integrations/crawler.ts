@@ -9,7 +9,7 @@ import { type Network, type NetworkPolicy, UrlNotAllowed, UrlUnresolvable } from
 // CommonJS (module.exports = function) behind types that declare an ES default export.
 const robotsParser = robotsModule as unknown as (typeof robotsModule)['default'];
 
-export const DEFAULT_USER_AGENT = `HearthBot/${VERSION}`;
+const DEFAULT_USER_AGENT = `HearthBot/${VERSION}`;
 const ACCEPT = 'text/html, application/xhtml+xml, application/pdf, text/plain, text/markdown, */*;q=0.1';
 const ROBOTS_MAX_BYTES = 512 * 1024;
 
@@ -42,7 +42,7 @@ export type CrawlEvent =
 /** The sync cannot go on (robots.txt or the start page unreadable): nothing is removed. */
 export class CrawlFailure extends Error {}
 
-export interface CrawlerOptions {
+interface CrawlerOptions {
   config: WebConfig;
   credentials: Credentials | null;
   previous: (url: string) => PreviousPage | undefined;

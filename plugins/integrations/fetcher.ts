@@ -12,9 +12,9 @@ import { checkUrl, type Network, type NetworkPolicy, systemNetwork } from '../..
  * client), each Location is checked again, and each connection goes to the address that was checked.
  */
 
-export const REQUEST_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 10_000;
 export const MAX_RESPONSE_BYTES = 20 * 1024 * 1024;
-export const MAX_REDIRECTS = 5;
+const MAX_REDIRECTS = 5;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 export interface FetchOptions {

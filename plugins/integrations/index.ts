@@ -3,11 +3,17 @@ import { IntegrationsRepository } from './repository.js';
 import { integrationsRoutes } from './routes.js';
 import { IntegrationsService } from './service.js';
 
+// The public surface: what other plugins may import.
+export type { IntegrationsService } from './service.js';
+
 declare module 'fastify' {
   interface FastifyInstance {
     integrations: IntegrationsService;
   }
 }
+
+// The sealing context of an integration's credentials, for re-sealing under a new key (hearth keys rotate-mfa).
+export { credentialsContext } from './service.js';
 
 /** Integrations: remote sources synced into the index as jobs (a website crawler), and /api/integrations; an interrupted sync runs again at start. */
 export default fp(

@@ -48,19 +48,6 @@ export class IntegrationsRepository {
     await this.db.deleteFrom('integrations').where('id', '=', id).execute();
   }
 
-  /** Documents per integration, for the list view. */
-  async documentCounts(ids: string[]): Promise<Map<string, number>> {
-    if (ids.length === 0) return new Map();
-    const rows = await this.db
-      .selectFrom('documents')
-      .select((eb) => ['source_id', eb.fn.countAll<number>().as('n')])
-      .where('source_type', '=', 'integration')
-      .where('source_id', 'in', ids)
-      .groupBy('source_id')
-      .execute();
-    return new Map(rows.map((row) => [row.source_id!, Number(row.n)]));
-  }
-
   pages(integrationId: string): Promise<IntegrationPageRow[]> {
     return this.db.selectFrom('integration_pages').selectAll().where('integration_id', '=', integrationId).execute();
   }

@@ -2,12 +2,12 @@ import { Type, type Static } from 'typebox';
 import { StringEnum } from '../../core/schemas.js';
 import { RunSummary } from '../jobs/index.js';
 
-export const INTEGRATION_KINDS = ['web'] as const;
+const INTEGRATION_KINDS = ['web'] as const;
 
 const HttpUrl = Type.String({ format: 'uri', maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://' });
 const NameSchema = Type.String({ minLength: 1, maxLength: 100, pattern: '^\\S(.*\\S)?$' });
 
-export const WebConfigSchema = Type.Object(
+const WebConfigSchema = Type.Object(
   {
     start_url: Type.Optional(HttpUrl),
     sitemap_url: Type.Optional(HttpUrl),
@@ -23,7 +23,7 @@ export const WebConfigSchema = Type.Object(
 );
 
 /** Write-only: sealed at rest, never returned. */
-export const CredentialsSchema = Type.Union(
+const CredentialsSchema = Type.Union(
   [
     Type.Object(
       { username: Type.String({ minLength: 1, maxLength: 256, pattern: '^[^:]*$' }), password: Type.String({ minLength: 1, maxLength: 1024 }) },

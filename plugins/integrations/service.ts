@@ -15,9 +15,9 @@ import { UniqueName } from '../../core/unique-name.js';
 import { IntegrationSync } from './sync.js';
 
 export const SYNC_JOB_TYPE = 'integration.sync';
-const credentialsContext = (id: string) => `integration:${id}`;
+export const credentialsContext = (id: string) => `integration:${id}`;
 
-export interface IntegrationsServiceOptions {
+interface IntegrationsServiceOptions {
   repository: IntegrationsRepository;
   documents: DocumentsService;
   ingestion: RunIndexer;
@@ -29,7 +29,7 @@ export interface IntegrationsServiceOptions {
   network: Network;
 }
 
-export function toIntegrationView(row: IntegrationRow, documentCount: number): IntegrationView {
+function toIntegrationView(row: IntegrationRow, documentCount: number): IntegrationView {
   return {
     id: row.id,
     name: row.name,
@@ -59,13 +59,13 @@ export class IntegrationsService {
 
   async list(limit: number, offset: number): Promise<{ integrations: IntegrationView[]; total: number }> {
     const { integrations, total } = await this.repository.list(limit, offset);
-    const counts = await this.repository.documentCounts(integrations.map((row) => row.id));
+    const counts = await this.options.documents.countsBySource('integration', integrations.map((row) => row.id));
     return { integrations: integrations.map((row) => toIntegrationView(row, counts.get(row.id) ?? 0)), total };
   }
 
   async view(id: string): Promise<IntegrationView> {
     const row = await this.get(id);
-    return toIntegrationView(row, (await this.repository.documentCounts([id])).get(id) ?? 0);
+    return toIntegrationView(row, (await this.options.documents.countsBySource('integration', [id])).get(id) ?? 0);
   }
 
   async get(id: string): Promise<IntegrationRow> {

@@ -9,7 +9,7 @@ import { CrawlFailure, type CrawlEvent, type Credentials, type PreviousPage, typ
 import type { IntegrationPageRow, IntegrationRow, IntegrationsRepository } from './repository.js';
 import type { Network } from '../../core/net/ssrf-guard.js';
 
-export interface SyncDependencies {
+interface SyncDependencies {
   repository: IntegrationsRepository;
   documents: DocumentsService;
   ingestion: RunIndexer;

@@ -25,5 +25,5 @@ export default fp(
     });
     await app.register(jobsRoutes);
   },
-  { name: 'jobs', dependencies: ['hearth-guard'] },
+  { name: 'jobs', dependencies: ['hearth-guard', 'groups'] },
 );

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { principalOf } from '../../core/auth/guard.js';
 import { conflict, notFound } from '../../core/errors.js';
 import { TERMINAL_STATES } from '../../core/jobs/job.js';
 import { JobIdParams, JobList, JobView, ListJobsQuery } from './schemas.js';
@@ -6,14 +7,24 @@ import { JobIdParams, JobList, JobView, ListJobsQuery } from './schemas.js';
 export const jobsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/api/jobs', {
     config: { access: { role: 'viewer' } },
-    schema: { summary: 'List background jobs, newest first', tags: ['jobs'], querystring: ListJobsQuery, response: { 200: JobList } },
-  }, async (request) => app.jobs.store.list(request.query));
+    schema: {
+      summary: 'List background jobs, newest first',
+      description: "A job's document_ids show only the documents the caller may read; a job about none of them is left out.",
+      tags: ['jobs'], querystring: ListJobsQuery, response: { 200: JobList },
+    },
+  }, async (request) => {
+    const groups = await app.groups.readerGroups(principalOf(request).id);
+    const { jobs, total } = await app.jobs.store.list(request.query);
+    const visible = (await Promise.all(jobs.map((job) => app.groups.visibleJob(job, groups)))).filter((job) => job !== undefined);
+    return { jobs: visible, total: total - (jobs.length - visible.length) };
+  });
 
   app.get('/api/jobs/:id', {
     config: { access: { role: 'viewer' } },
     schema: { summary: 'Get a job', tags: ['jobs'], params: JobIdParams, response: { 200: JobView } },
   }, async (request) => {
-    const job = await app.jobs.store.get(request.params.id);
+    const stored = await app.jobs.store.get(request.params.id);
+    const job = stored && (await app.groups.visibleJob(stored, await app.groups.readerGroups(principalOf(request).id)));
     if (!job) throw notFound('Job');
     return job;
   });
@@ -28,7 +39,8 @@ export const jobsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 202: JobView },
     },
   }, async (request, reply) => {
-    const job = await app.jobs.store.get(request.params.id);
+    const stored = await app.jobs.store.get(request.params.id);
+    const job = stored && (await app.groups.visibleJob(stored, await app.groups.readerGroups(principalOf(request).id)));
     if (!job) throw notFound('Job');
     if (TERMINAL_STATES.includes(job.state) || !(await app.jobs.cancel(job.id))) {
       throw conflict('job_finished', `The job already ${job.state === 'cancelled' ? 'was cancelled' : 'finished'}`);

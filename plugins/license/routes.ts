@@ -6,7 +6,7 @@ export const licenseRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/api/license', {
     config: { access: { role: 'viewer' } },
     schema: { summary: 'Plan tier, limits and usage', tags: ['license'], response: { 200: LicenseView } },
-  }, async () => app.licence.view());
+  }, async () => app.license.view());
 
   app.post('/api/license', {
     config: { access: { role: 'admin' } },
@@ -19,11 +19,12 @@ export const licenseRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request) => {
     const principal = principalOf(request);
-    const licence = await app.licence.apply(request.body.license_key, principal.id);
+    const license = await app.license.apply(request.body.license_key, principal.id);
     request.log.info(
-      { event: 'license.apply', licensee: licence.licensee, tier: licence.tier, licence_id: licence.id, by: app.logPrivacy.user(principal.id) },
+      { event: 'license.apply', licensee: license.licensee, tier: license.tier, licence_id: license.id, by: app.logPrivacy.user(principal.id) },
       'licence applied',
     );
-    return app.licence.view();
+    await app.audit.record(request, { event: 'license.apply', target: license.id, details: { tier: license.tier, licensee: license.licensee, expires_at: license.expires_at } });
+    return app.license.view();
   });
 };

@@ -1,15 +1,15 @@
 import type { KeyObject } from 'node:crypto';
 import { clock } from '../../core/clock.js';
 import { badRequest, type HttpError, unprocessable } from '../../core/errors.js';
-import type { Entitlement, Licence } from '../../core/tiers.js';
-import { checkLicenceKey, type LicenceKeyProblem, verifyLicenceKey } from './licence-key.js';
-import type { LicencesRepository } from './repository.js';
+import type { Entitlement, License } from '../../core/tiers.js';
+import { checkLicenseKey, type LicenseKeyProblem, verifyLicenseKey } from './license-key.js';
+import type { LicensesRepository } from './repository.js';
 import type { LicenseView } from './schemas.js';
 import type { UsageRegistry } from './usage.js';
 
 const FIELD = 'body.license_key';
 
-function rejection(problem: LicenceKeyProblem, detail: string): HttpError {
+function rejection(problem: LicenseKeyProblem, detail: string): HttpError {
   switch (problem) {
     case 'malformed':
       return badRequest('license_malformed', `The licence key is malformed: ${detail}`, FIELD);
@@ -22,15 +22,15 @@ function rejection(problem: LicenceKeyProblem, detail: string): HttpError {
   }
 }
 
-type RestoreOutcome = { kind: 'none' } | { kind: 'restored'; licence: Licence } | { kind: 'ignored'; problem: LicenceKeyProblem; detail: string };
+type RestoreOutcome = { kind: 'none' } | { kind: 'restored'; license: License } | { kind: 'ignored'; problem: LicenseKeyProblem; detail: string };
 
 /** The rules of licensing: verify, persist, and hand the result to the one Entitlement. */
-export class LicenceService {
+export class LicenseService {
   /** Applies run one after another, so the stored latest row and the entitlement in memory always agree. */
   private applying: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly repository: LicencesRepository,
+    private readonly repository: LicensesRepository,
     private readonly entitlement: Entitlement,
     private readonly publicKeys: readonly KeyObject[],
     private readonly usage: UsageRegistry,
@@ -50,25 +50,25 @@ export class LicenceService {
   }
 
   /** Verifies a pasted key and, only if it passes, stores it and puts it in force at once. */
-  apply(licenceKey: string, appliedBy: string | null): Promise<Licence> {
+  apply(licenseKey: string, appliedBy: string | null): Promise<License> {
     const run = this.applying.then(async () => {
-      const result = checkLicenceKey(licenceKey, this.publicKeys, clock.now());
+      const result = checkLicenseKey(licenseKey, this.publicKeys, clock.now());
       if (!result.ok) throw rejection(result.problem, result.detail);
-      await this.repository.insert({ licence_key: licenceKey.trim(), applied_at: clock.now(), applied_by: appliedBy });
-      this.entitlement.apply(result.licence);
-      return result.licence;
+      await this.repository.insert({ licence_key: licenseKey.trim(), applied_at: clock.now(), applied_by: appliedBy });
+      this.entitlement.apply(result.license);
+      return result.license;
     });
     this.applying = run.catch(() => undefined);
     return run;
   }
 
-  /** At boot: the last stored licence, verified again against the keys configured now. Expired ones still apply (they explain the fallback). */
+  /** At boot: the last stored license, verified again against the keys configured now. Expired ones still apply (they explain the fallback). */
   async restore(): Promise<RestoreOutcome> {
     const row = await this.repository.latest();
     if (!row) return { kind: 'none' };
-    const result = verifyLicenceKey(row.licence_key, this.publicKeys);
+    const result = verifyLicenseKey(row.licence_key, this.publicKeys);
     if (!result.ok) return { kind: 'ignored', problem: result.problem, detail: result.detail };
-    this.entitlement.apply(result.licence);
-    return { kind: 'restored', licence: result.licence };
+    this.entitlement.apply(result.license);
+    return { kind: 'restored', license: result.license };
   }
 }

@@ -14,7 +14,7 @@ declare module 'fastify' {
 
 /**
  * Features that store things (documents, later others) register how to count them;
- * the licence view sums them. With nothing registered the honest answer is zero.
+ * the license view sums them. With nothing registered the honest answer is zero.
  */
 export class UsageRegistry {
   private readonly sources: UsageSource[] = [];

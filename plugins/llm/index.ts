@@ -23,7 +23,7 @@ export default fp(
       generator = await loadGenerator({
         ...generatorOptions(app.config.llm),
         modelDir: app.config.modelDir,
-        timeoutSeconds: () => app.settings.seed('INFERENCE_TIMEOUT_SECONDS'),
+        timeoutSeconds: () => app.settings.current('INFERENCE_TIMEOUT_SECONDS'),
         log: app.log,
       });
       if (!generator) app.log.warn('no chat model installed in MODEL_DIR/llm: answers are extractive (npm run models -- pull --model smollm2-135m-instruct-q8, or import-llm)');
@@ -54,5 +54,5 @@ export default fp(
     });
     await app.register(llmRoutes);
   },
-  { name: 'llm', dependencies: ['hearth-guard', 'health', 'index'] },
+  { name: 'llm', dependencies: ['hearth-guard', 'health', 'search-index'] },
 );

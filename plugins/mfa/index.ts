@@ -4,11 +4,17 @@ import { MfaRepository } from './repository.js';
 import { mfaRoutes } from './routes.js';
 import { MfaService } from './service.js';
 
+// The public surface: what other plugins may import.
+export type { MfaService } from './service.js';
+
 declare module 'fastify' {
   interface FastifyInstance {
     mfa: MfaService;
   }
 }
+
+// The sealing context of a TOTP secret, for re-sealing under a new key (hearth keys rotate-mfa).
+export { totpContext } from './service.js';
 
 /** TOTP second factor (ENTERPRISE to enrol): enrolment, recovery codes, and the second login step. */
 export default fp(

@@ -2,6 +2,7 @@ import cookie from '@fastify/cookie';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { principalOf } from '../../core/auth/guard.js';
+import { HttpError } from '../../core/errors.js';
 import { TokenPairView } from '../auth/index.js';
 import { UserIdParams, UserView, toUserView } from '../users/index.js';
 import { EnrolmentView, MfaLoginBody, RecoveryCodesView, TotpCodeBody } from './schemas.js';
@@ -43,6 +44,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const userId = principalOf(request).id;
     const recoveryCodes = await app.mfa.confirm(userId, request.body.totp_code, request.ip);
     request.log.info({ event: 'totp.enrolled', user: app.logPrivacy.user(userId) }, 'TOTP enrolled');
+    await app.audit.record(request, { event: 'totp.enroll', target: userId });
     return { recovery_codes: recoveryCodes };
   });
 
@@ -59,7 +61,8 @@ export const mfaRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const userId = principalOf(request).id;
     await app.mfa.disable(userId, request.body.totp_code, request.ip);
     request.log.info({ event: 'totp.disable', user: app.logPrivacy.user(userId) }, 'TOTP disabled by its user');
-    return toUserView(await app.users.get(userId));
+    await app.audit.record(request, { event: 'totp.clear', target: userId, details: { by: 'self' } });
+    return toUserView(await app.users.get(userId), app.entitlement);
   });
 
   app.delete('/api/auth/users/:id/totp', {
@@ -74,6 +77,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     await app.mfa.clear(request.params.id);
     request.log.info({ event: 'totp.clear', user: app.logPrivacy.user(request.params.id), by: app.logPrivacy.caller(request) }, 'TOTP cleared by an admin');
+    await app.audit.record(request, { event: 'totp.clear', target: request.params.id, details: { by: 'admin' } });
     return reply.code(204).send(null);
   });
 
@@ -87,8 +91,19 @@ export const mfaRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: TokenPairView },
     },
   }, async (request, reply) => {
-    const { userId, pair } = await app.mfa.completeLogin(request.body.mfa_token, request.body.totp_code, request.ip);
+    let completed;
+    try {
+      completed = await app.mfa.completeLogin(request.body.mfa_token, request.body.totp_code, request.ip);
+    } catch (error) {
+      if (error instanceof HttpError && (error.statusCode === 401 || error.statusCode === 429)) {
+        await app.audit.record(request, { event: 'auth.login', outcome: 'failure', details: { method: 'totp', reason: error.code } });
+      }
+      throw error;
+    }
+    const { userId, pair } = completed;
     request.log.info({ event: 'mfa.login', user: app.logPrivacy.user(userId) }, 'login (second factor)');
+    const { username } = await app.users.get(userId);
+    await app.audit.record(request, { event: 'auth.login', actor: { id: userId, username }, target: userId, details: { method: 'totp' } });
     return app.refreshCookie.deliver(request, reply, pair);
   });
 };

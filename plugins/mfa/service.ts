@@ -18,7 +18,7 @@ const LOG_IN_AGAIN = 'log in again (POST /api/auth/login)';
 
 const TOTP_CODE = /^[0-9]{6}$/;
 const mfaTokenId = digestSecret;
-const totpContext = (userId: string) => `totp:${userId}`;
+export const totpContext = (userId: string) => `totp:${userId}`;
 /** 401 without WWW-Authenticate: the client has no bearer token to fix, it must start the login over. */
 const loginAgain = (code: string, why: string) => new HttpError(401, code, `${why}; ${LOG_IN_AGAIN}`);
 

@@ -29,7 +29,7 @@ export interface OidcProvider {
   allowPrivateNetwork: boolean;
 }
 
-const secretContext = (name: string) => `oidc:${name}`;
+export const secretContext = (name: string) => `oidc:${name}`;
 
 export function toProviderView(row: ProviderRow): ProviderView {
   return {

@@ -70,6 +70,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const row = await app.oidc.providers.create(request.body);
     request.log.info({ event: 'oidc_provider.create', provider: row.name, by: app.logPrivacy.caller(request) }, 'oidc provider created');
+    await app.audit.record(request, { event: 'config.update', target: `oidc_provider:${row.name}`, details: { action: 'create', fields: Object.keys(request.body) } });
     return reply.code(201).send(toProviderView(row));
   });
 
@@ -91,6 +92,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     const row = await app.oidc.providers.update(request.params.id, request.body);
     request.log.info({ event: 'oidc_provider.update', provider: row.name, by: app.logPrivacy.caller(request) }, 'oidc provider updated');
+    await app.audit.record(request, { event: 'config.update', target: `oidc_provider:${row.name}`, details: { action: 'update', fields: Object.keys(request.body) } });
     return toProviderView(row);
   });
 
@@ -100,6 +102,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     await app.oidc.providers.delete(request.params.id);
     request.log.info({ event: 'oidc_provider.delete', provider_id: request.params.id, by: app.logPrivacy.caller(request) }, 'oidc provider deleted');
+    await app.audit.record(request, { event: 'config.update', target: `oidc_provider:${request.params.id}`, details: { action: 'delete' } });
     return reply.code(204).send(null);
   });
 
@@ -165,7 +168,11 @@ export const oidcRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const provider = request.params.provider_id;
     const { handoff, userId, created } = await app.oidc.service.finish(provider, request.query as Record<string, string | undefined>, browserState);
     const user = app.logPrivacy.user(userId);
-    if (created) request.log.info({ event: 'user.create', user, provider }, 'oidc user provisioned');
+    if (created) {
+      request.log.info({ event: 'user.create', user, provider }, 'oidc user provisioned');
+      const { username } = await app.users.get(userId);
+      await app.audit.record(request, { event: 'user.create', actor: { id: userId, username }, target: userId, details: { provider, username } });
+    }
     request.log.info({ user, provider }, 'oidc login');
     reply.setCookie(HANDOFF_COOKIE, handoff, { ...cookieBase, sameSite: 'strict', path: SESSION_PATH, maxAge: HANDOFF_TTL_MS / 1000 });
     return reply.redirect(UI_HOME, 302);
@@ -184,6 +191,9 @@ export const oidcRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const code = request.cookies[HANDOFF_COOKIE];
     reply.clearCookie(HANDOFF_COOKIE, { path: SESSION_PATH });
     reply.header('cache-control', 'no-store');
-    return app.refreshCookie.deliver(request, reply, await app.oidc.service.redeem(code));
+    const pair = await app.oidc.service.redeem(code);
+    const userId = app.tokens.check(pair.access_token, 'access').sub;
+    await app.audit.record(request, { event: 'auth.login', actor: { id: userId, username: (await app.users.get(userId)).username }, target: userId, details: { method: 'oidc' } });
+    return app.refreshCookie.deliver(request, reply, pair);
   });
 };

@@ -5,6 +5,7 @@ import type { Role } from '../../core/auth/guard.js';
 import { clock } from '../../core/clock.js';
 import type { SecretBox } from '../../core/crypto/secret-box.js';
 import { HttpError, badRequest } from '../../core/errors.js';
+import type { GroupsService } from '../groups/index.js';
 import type { SessionService, TokenPair } from '../sessions/index.js';
 import type { UsersService } from '../users/index.js';
 import { type OidcProvider, type OidcProviders, describeIdpError } from './providers.js';
@@ -18,7 +19,7 @@ export const HANDOFF_TTL_MS = 60 * 1000;
 const USERNAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{2,63}$/;
 
 const sha256 = digestSecret;
-const verifierContext = (stateHash: string) => `oidc-state:${stateHash}`;
+export const verifierContext = (stateHash: string) => `oidc-state:${stateHash}`;
 
 function sameString(a: string, b: string): boolean {
   const [left, right] = [Buffer.from(a), Buffer.from(b)];
@@ -55,6 +56,8 @@ export class OidcService {
     private readonly sessions: SessionService,
     private readonly secretBox: SecretBox,
     private readonly log: FastifyBaseLogger,
+    /** Claim groups become groups (created when missing) at a user's first sign-in. */
+    private readonly groups: Pick<GroupsService, 'ensureClaimGroups'>,
   ) {}
 
   /** Starts a login: the identity provider's URL, and the state the caller binds to this browser. */
@@ -141,7 +144,7 @@ export class OidcService {
     const groups = stringList(claims.groups);
     const role: Role = groups.some((group) => provider.adminGroups.includes(group)) ? 'admin' : 'viewer';
     const email = typeof claims.email === 'string' && /^[^\s@]+@[^\s@]+$/.test(claims.email) && claims.email.length <= 254 ? claims.email : null;
-    const id = await this.users.createExternal({ usernameBase: baseUsername(claims, provider.name), email, role, groups: [...new Set(['everyone', ...groups])] });
+    const id = await this.users.createExternal({ usernameBase: baseUsername(claims, provider.name), email, role, groups: await this.groups.ensureClaimGroups(groups) });
     await this.repository.insertIdentity({ issuer: claims.iss, subject: claims.sub, provider: provider.name, user_id: id, created_at: clock.now() });
     return { userId: id, created: true };
   }

@@ -4,6 +4,9 @@ import { PasswordResetRepository } from './repository.js';
 import { passwordResetRoutes } from './routes.js';
 import { PasswordResetService, RESET_TOKEN_MINUTES, resetLinkBase } from './service.js';
 
+// The public surface: what other plugins may import.
+export type { PasswordResetService } from './service.js';
+
 declare module 'fastify' {
   interface FastifyInstance {
     passwordReset: PasswordResetService;

@@ -22,21 +22,14 @@ export class PasswordResetRepository {
     });
   }
 
-  /**
-   * An unspent, unexpired token, unless the account changed after it was issued: a link mailed
-   * before an email or password change, a role change or a sign-out of every session must not
-   * outlive it (the old mailbox may be the reason for the change).
-   */
+  /** An unspent, unexpired token (the service checks that its account has not changed since). */
   findUsable(tokenHash: string, now: number): Promise<ResetTokenRow | undefined> {
     return this.db
       .selectFrom('password_reset_tokens')
-      .innerJoin('users', 'users.id', 'password_reset_tokens.user_id')
-      .selectAll('password_reset_tokens')
-      .where('password_reset_tokens.token_hash', '=', tokenHash)
-      .where('password_reset_tokens.used_at', 'is', null)
-      .where('password_reset_tokens.expires_at', '>', now)
-      .whereRef('password_reset_tokens.created_at', '>=', 'users.updated_at')
-      .whereRef('password_reset_tokens.created_at', '>=', 'users.tokens_valid_after')
+      .selectAll()
+      .where('token_hash', '=', tokenHash)
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', now)
       .executeTakeFirst();
   }
 

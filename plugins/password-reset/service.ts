@@ -38,6 +38,14 @@ const describeFailure = (error: Error & { code?: string }) => ({ code: error.cod
 const invalidToken = () => badRequest('reset_token_invalid', 'This reset link is invalid, expired or already used; request a new one', 'body.token');
 
 /**
+ * A link mailed before an email or password change, a role change or a sign-out of every session
+ * must not outlive it (the old mailbox may be the reason for the change).
+ */
+function changedSince(user: { updated_at: number; tokens_valid_after: number }, issuedAt: number): boolean {
+  return user.updated_at > issuedAt || user.tokens_valid_after > issuedAt;
+}
+
+/**
  * Forgot/reset password. Issuing runs off the response path, so an address that matches an account
  * answers exactly like one that does not, in body and in time.
  */
@@ -77,7 +85,7 @@ export class PasswordResetService {
   async reset(token: string, newPassword: string): Promise<void> {
     const row = await this.repository.findUsable(hashResetToken(token), clock.now());
     const user = row && (await this.users.find(row.user_id));
-    if (!row || !user || !hasLocalPassword(user)) throw invalidToken();
+    if (!row || !user || !hasLocalPassword(user) || changedSince(user, row.created_at)) throw invalidToken();
     // Checked before the token is spent, so a rejected password leaves the link usable.
     assertPasswordPolicy(newPassword, user.username, 'body.new_password');
     if (!(await this.repository.consume(row.id, clock.now()))) throw invalidToken();

@@ -7,10 +7,12 @@ export interface FusionSettings {
   method: FusionMethod;
   rrfK: number;
   weights: { vector: number; keyword: number };
+  /** Chunks of one document among the first results at most, before other documents' chunks (0: no cap). */
+  perDocument: number;
 }
 
-/** Measured on bench/retrieval-harness.ts: see the README's retrieval figures. */
-export const DEFAULT_FUSION: FusionSettings = { method: 'rrf', rrfK: 60, weights: { vector: 1, keyword: 1 } };
+/** Chosen on the dev half of the real-collection evaluation (docs/retrieval-quality.md). */
+export const DEFAULT_FUSION: FusionSettings = { method: 'rrf', rrfK: 60, weights: { vector: 1, keyword: 2 }, perDocument: 0 };
 
 export interface Scored {
   rowid: number;
@@ -36,6 +38,24 @@ function minMax(list: Scored[]): (item: Scored) => number {
   const low = Math.min(...scores);
   const span = Math.max(...scores) - low;
   return (item) => (span > 0 ? (item.score - low) / span : 1);
+}
+
+/**
+ * Diversity: past `perDocument` chunks of one document, its further chunks wait behind every other
+ * document's, so that one long document cannot fill the first places; nothing is dropped.
+ */
+export function capPerDocument<T>(items: T[], documentOf: (item: T) => string, perDocument: number): T[] {
+  if (perDocument <= 0) return items;
+  const seen = new Map<string, number>();
+  const first: T[] = [];
+  const later: T[] = [];
+  for (const item of items) {
+    const document = documentOf(item);
+    const count = (seen.get(document) ?? 0) + 1;
+    seen.set(document, count);
+    (count <= perDocument ? first : later).push(item);
+  }
+  return [...first, ...later];
 }
 
 /** Word-set Jaccard at or above which two chunks count as the same text (a file uploaded twice, a repeated boilerplate block). */

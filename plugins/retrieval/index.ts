@@ -1,12 +1,12 @@
 import fp from 'fastify-plugin';
-import { RetrievalRepository } from './repository.js';
+import { RetrievalRepository } from './repository.sqlite.js';
 import { retrievalRoutes } from './routes.js';
 import { RetrievalService } from './service.js';
 import { loadReranker } from '../../native/reranker/index.js';
 
 // Retrieval's public surface: what other plugins (the chat) may import.
 export { SEARCH_MODES, type RetrievalService, type RetrievalSettings, type SearchMode, type SearchResult } from './service.js';
-export type { SearchFilters } from './repository.js';
+export type { ReadScope, SearchFilters } from './repository.sqlite.js';
 export { RetrievalSettingsSchema } from './schemas.js';
 export { STOPWORDS, candidateTerms, queryWords } from './keyword-query.js';
 
@@ -16,7 +16,7 @@ declare module 'fastify' {
   }
 }
 
-/** Hybrid retrieval and POST /api/search, reads only; the chat reuses app.retrieval. The embedder and vectors come from app.searchIndex (the index plugin). */
+/** Hybrid retrieval and POST /api/search, reads only; the chat reuses app.retrieval. The embedder and vectors come from app.activeEmbedding (the search-index plugin). */
 export default fp(
   async function retrieval(app) {
     const reranker = await loadReranker({ modelDir: app.config.modelDir }).catch((error: Error) => {
@@ -25,8 +25,8 @@ export default fp(
     });
     if (reranker) app.log.info(`reranker: ${reranker.modelId} on the top ${app.config.rerank.topN} candidates within ${app.config.rerank.budgetMs} ms`);
     app.addHook('onClose', async () => reranker?.close());
-    app.decorate('retrieval', new RetrievalService(new RetrievalRepository(app.db), app.searchIndex, undefined, { model: reranker, settings: app.config.rerank }));
+    app.decorate('retrieval', new RetrievalService(new RetrievalRepository(app.db), app.activeEmbedding, undefined, { model: reranker, settings: app.config.rerank }));
     await app.register(retrievalRoutes);
   },
-  { name: 'retrieval', dependencies: ['hearth-guard', 'index'] },
+  { name: 'retrieval', dependencies: ['hearth-guard', 'search-index', 'groups'] },
 );

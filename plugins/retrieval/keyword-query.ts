@@ -56,7 +56,7 @@ export function candidateTerms(query: string): string[] {
 /** A quoted FTS5 string: the tokenizer still stems it, but nothing inside is syntax. */
 export const quoteTerm = (term: string) => `"${term.replaceAll('"', '""')}"`;
 
-export interface TermFrequency {
+interface TermFrequency {
   term: string;
   /** Matching chunks: exact up to KEYWORD_LIMITS.probeCap, estimated beyond it. */
   df: number;
@@ -73,7 +73,7 @@ export function probedFrequency(probe: { n: number; last: number | null }, cap: 
   return Math.max(n, Math.round((n * (rowids.last - rowids.first + 1)) / (probe.last - rowids.first + 1)));
 }
 
-export interface KeywordPlan {
+interface KeywordPlan {
   match: string;
   /** Only common terms: rank just the newest matches (the vector side carries such vague queries). */
   windowed: boolean;

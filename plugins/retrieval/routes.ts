@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { principalOf } from '../../core/auth/guard.js';
 import { SearchBody, SearchResponseSchema } from './schemas.js';
 
 export const retrievalRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -13,7 +14,8 @@ export const retrievalRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request) => {
     const started = performance.now();
-    const response = await app.retrieval.search(request.body);
+    const groups = await app.groups.readerGroups(principalOf(request).id);
+    const response = await app.retrieval.search({ ...request.body, groups });
     request.log.debug(
       { event: 'search', query: app.logPrivacy.query(request.body.query), mode: response.retrieval_settings.mode_used, results: response.results.length, ms: performance.now() - started },
       'search',

@@ -37,7 +37,12 @@ export const RetrievalSettingsSchema = Type.Object(
     weights: Weights,
     candidates: Type.Object({ vector: Type.Integer(), keyword: Type.Integer() }, { description: 'Candidates per side before fusion' }),
     near_duplicate_jaccard: Type.Number(),
-    filters: Type.Object({ document_ids: Type.Optional(Type.Array(Type.String())), groups: Type.Optional(Type.Array(Type.String())) }),
+    per_document: Type.Integer({ description: 'Chunks of one document among the first results at most, before other documents\' (0: no cap)' }),
+    filters: Type.Object({
+      document_ids: Type.Optional(Type.Array(Type.String())),
+      groups: Type.Optional(Type.Array(Type.String())),
+      metadata: Type.Optional(Type.Array(Type.Object({ field: Type.String(), value: Type.String() }), { description: 'Metadata values every chunk had to have (metadata rules matched the question)' })),
+    }),
     model_id: Type.Union([Type.String(), Type.Null()]),
     rerank: Type.Union(
       [

@@ -2,9 +2,10 @@ import { conflict } from '../../core/errors.js';
 import { BoundedMap } from '../../core/bounded-map.js';
 import type { Embedder } from '../../native/embeddings/index.js';
 import type { VectorIndex } from '../../native/vector-index/index.js';
-import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, dropNearDuplicates, fuse, textSignature, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
+import { searchVectors } from '../search-index/index.js';
+import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, capPerDocument, dropNearDuplicates, fuse, textSignature, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery } from './keyword-query.js';
-import type { ChunkHit, RetrievalRepository, SearchFilters } from './repository.js';
+import type { ChunkHit, ReadScope, RetrievalRepository, SearchFilters } from './repository.sqlite.js';
 import { RERANK_BATCH, type CrossEncoder } from '../../native/reranker/index.js';
 import { rerankCandidates, type RerankReport, type RerankSettings } from './rerank.js';
 
@@ -13,7 +14,7 @@ export type SearchMode = (typeof SEARCH_MODES)[number];
 export const DEFAULT_K = 5;
 export const MAX_K = 50;
 /** Candidates each side hands to fusion: enough for RRF to find agreement, few enough to hydrate cheaply. */
-export const candidatesPerSide = (k: number) => Math.min(100, Math.max(20, 2 * k));
+const candidatesPerSide = (k: number) => Math.min(100, Math.max(20, 2 * k));
 /** Rows fetched per side at most when filters hide many candidates. */
 const MAX_FETCH = 1000;
 /**
@@ -23,17 +24,19 @@ const MAX_FETCH = 1000;
  */
 const QUERY_VECTOR_CACHE = 256;
 
-/** Where the embedder and vector index in force come from (app.searchIndex); both null on a box without a model. */
-export interface SearchSources {
+/** Where the embedder and vector index in force come from (app.activeEmbedding); both null on a box without a model. */
+interface SearchSources {
   embedder(): Embedder | null;
   vectors(): VectorIndex | null;
 }
 
-export interface SearchRequest {
+interface SearchRequest {
   query: string;
   k?: number;
   mode?: SearchMode;
   filters?: SearchFilters;
+  /** The reader's groups (app.groups.readerGroups): only documents allowed to one of them are searched. */
+  groups: string[];
 }
 
 export interface SearchResult {
@@ -60,6 +63,8 @@ export interface RetrievalSettings {
   weights: { vector: number; keyword: number };
   candidates: { vector: number; keyword: number };
   near_duplicate_jaccard: number;
+  /** Chunks of one document among the first results at most, before other documents' (0: no cap). */
+  per_document: number;
   filters: SearchFilters;
   model_id: string | null;
   /** The cross-encoder stage after fusion; null when no reranker is installed or it is off. */
@@ -88,6 +93,7 @@ export class RetrievalService {
     const k = Math.min(MAX_K, Math.max(1, Math.floor(request.k ?? DEFAULT_K)));
     const mode = request.mode ?? 'hybrid';
     const filters = request.filters ?? {};
+    const scope: ReadScope = { ...filters, groups: request.groups };
     const side = this.vectorSide();
     if ('unavailable' in side && mode === 'vector') throw conflict('embedder_unavailable', `Vector search is unavailable: ${side.unavailable}`);
     const modeUsed: SearchMode = 'unavailable' in side ? 'keyword' : mode;
@@ -99,12 +105,12 @@ export class RetrievalService {
     const hydrate = async (items: Scored[]) => {
       const fresh = items.map((item) => item.rowid).filter((rowid) => !looked.has(rowid));
       for (const rowid of fresh) looked.add(rowid);
-      for (const hit of await this.repository.chunksByRowid(fresh, filters)) hits.set(hit.rowid, hit);
+      for (const hit of await this.repository.chunksByRowid(fresh, scope)) hits.set(hit.rowid, hit);
     };
     // The query embeds (in the embedder's own thread) while the keyword side runs its SQL; then one lookup hydrates both lists.
     const [vectorSide, keywordSide] = await Promise.all([
-      modeUsed !== 'keyword' && !('unavailable' in side) ? this.vectorCandidates(side, request.query, n) : null,
-      modeUsed !== 'vector' ? this.keywordCandidates(request.query, n) : null,
+      modeUsed !== 'keyword' && !('unavailable' in side) ? this.vectorCandidates(side, request.query, n, scope) : null,
+      modeUsed !== 'vector' ? this.keywordCandidates(request.query, n, scope) : null,
     ]);
     await hydrate([...(vectorSide?.list ?? []), ...(keywordSide?.list ?? [])]);
     const vectorList = vectorSide ? await this.visible(vectorSide, n, hydrate, hits) : [];
@@ -119,9 +125,10 @@ export class RetrievalService {
     // Deduplicated per side too, so that copies do not push distinct chunks down a side's ranking.
     const [vector, keyword] = [vectorList, keywordList].map((list) => dropNearDuplicates(list, signatureOf, n));
     const ranked = modeUsed === 'hybrid' ? fuse(vector, keyword, this.fusion) : modeUsed === 'vector' ? vector : keyword;
+    const diverse = capPerDocument(ranked, (item) => hits.get(item.rowid)!.document_id, this.fusion.perDocument);
     const { model: reranker, settings: rerank } = this.reranker;
     const reranking = reranker && rerank.budgetMs > 0 ? reranker : null;
-    const unique = dropNearDuplicates(ranked, signatureOf, reranking ? Math.max(k, rerank.topN) : k);
+    const unique = dropNearDuplicates(diverse, signatureOf, reranking ? Math.max(k, rerank.topN) : k);
     const reranked = reranking ? await rerankCandidates(reranking, request.query, unique, (item) => hits.get(item.rowid)!.text, rerank, RERANK_BATCH) : null;
 
     return {
@@ -144,6 +151,7 @@ export class RetrievalService {
       weights: hybrid ? this.fusion.weights : { vector: modeUsed === 'vector' ? 1 : 0, keyword: modeUsed === 'keyword' ? 1 : 0 },
       candidates: { vector: modeUsed === 'keyword' ? 0 : n, keyword: modeUsed === 'vector' ? 0 : n },
       near_duplicate_jaccard: NEAR_DUPLICATE_JACCARD,
+      per_document: this.fusion.perDocument,
       filters,
       model_id: 'unavailable' in side || modeUsed === 'keyword' ? null : side.embedder.modelId,
     };
@@ -158,9 +166,17 @@ export class RetrievalService {
     return { embedder, vectors };
   }
 
-  private async vectorCandidates(side: { embedder: Embedder; vectors: VectorIndex }, query: string, n: number): Promise<Candidates> {
-    const queryVector = await this.queryVector(side.embedder, query);
-    const fetch = async (limit: number) => side.vectors.search(queryVector, limit).map(({ label, score }) => ({ rowid: label, score }));
+  /**
+   * The nearest chunks among the documents the scope may read (the addon filters their access keys inside its
+   * graph walk) and, with a metadata filter, among the chunks that pass it.
+   */
+  private async vectorCandidates(side: { embedder: Embedder; vectors: VectorIndex }, query: string, n: number, scope: ReadScope): Promise<Candidates> {
+    const [queryVector, keys, allowed] = await Promise.all([
+      this.queryVector(side.embedder, query),
+      this.repository.readableKeys(scope),
+      scope.metadata?.length ? this.repository.rowidsWithMetadata(scope.metadata) : undefined,
+    ]);
+    const fetch = async (limit: number) => searchVectors(side.vectors, queryVector, limit, allowed, keys ?? undefined).map(({ label, score }) => ({ rowid: label, score }));
     return { list: await fetch(n), limit: n, fetch };
   }
 
@@ -178,21 +194,24 @@ export class RetrievalService {
     return vector;
   }
 
-  private async keywordCandidates(query: string, n: number): Promise<Candidates | null> {
+  private async keywordCandidates(query: string, n: number, scope: ReadScope): Promise<Candidates | null> {
     const terms = candidateTerms(query);
     const frequencies = await this.repository.termFrequencies(terms, KEYWORD_LIMITS.probeCap);
     const plan = planKeywordQuery(terms.map((term, i) => ({ term, df: frequencies[i] })));
     if (!plan) return null;
     const ranked = async (match: string): Promise<Candidates> => {
-      const floor = plan.windowed ? await this.repository.newestMatchFloor(match, KEYWORD_LIMITS.rowBudget) : 0;
-      const fetch = (limit: number) => this.repository.keywordRanked(match, limit, floor);
+      const floor = plan.windowed ? await this.repository.newestMatchFloor(match, KEYWORD_LIMITS.rowBudget, scope.metadata) : 0;
+      const fetch = (limit: number) => this.repository.keywordRanked(match, limit, scope, floor);
       return { list: await fetch(n), limit: n, fetch };
     };
     const relaxed = plan.relaxed;
     return { ...(await ranked(plan.match)), ...(relaxed ? { relaxed: () => ranked(relaxed) } : {}) };
   }
 
-  /** The first n candidates whose chunks may be returned; fetches deeper while filters hide too many, and relaxes a plan that finds nothing. */
+  /**
+   * The first n candidates whose chunks may be returned (both sides rank readable chunks only; a chunk
+   * whose document is mid-reindex may still drop here); fetches deeper while some drop, and relaxes a plan that finds nothing.
+   */
   private async visible(candidates: Candidates, n: number, hydrate: (items: Scored[]) => Promise<void>, hits: Map<number, ChunkHit>): Promise<Scored[]> {
     let { list: raw, limit } = candidates;
     for (;;) {

@@ -4,7 +4,9 @@ import { sessionsRoutes } from './routes.js';
 import { SessionService } from './service.js';
 
 // The sessions' public surface: what other plugins may import.
-export { LIFETIME_KEYS, type SessionService, type TokenPair } from './service.js';
+export { LIFETIME_KEYS, SessionService, type TokenPair } from './service.js';
+// For the hearth CLI, which opens the service's state without the app (appliance/cli/service-state.ts).
+export { SessionsRepository } from './repository.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -1,34 +1,25 @@
 import type { Db } from '../../core/db/database.js';
 import { prepared } from '../../core/db/prepared.js';
-import { totpEnabled, type UserProfileRow } from '../users/repository.js';
 
-/** The user's profile (what GET /api/auth/me shows), their revocation watermark, and the session's state. */
-interface SessionPrincipalRow extends UserProfileRow {
-  tokens_valid_after: number;
-  session_revoked_at: number | null;
+/** Whose a session is and whether it was revoked (the user's own row is the users plugin's). */
+interface SessionStateRow {
+  user_id: string;
+  revoked_at: number | null;
 }
 
 export class SessionsRepository {
-  /** The user behind a token and the state of its session, in one query (the hot path of every request). */
-  private readonly principalQuery;
+  /** Read on every request whose principal is not cached: compiled once. */
+  private readonly stateQuery;
 
   constructor(private readonly db: Db) {
-    this.principalQuery = prepared<SessionPrincipalRow, { userId: string; sessionId: string }>(
+    this.stateQuery = prepared<SessionStateRow, { sessionId: string }>(
       db as never,
-      db
-        .selectFrom('users')
-        .innerJoin('auth_sessions', 'auth_sessions.user_id', 'users.id')
-        .select(['users.id', 'users.username', 'users.role', 'users.email', 'users.groups', 'users.auth_source', 'users.created_at', 'users.updated_at', 'users.tokens_valid_after'])
-        .select(totpEnabled)
-        .select('auth_sessions.revoked_at as session_revoked_at')
-        .where('users.id', '=', '$userId')
-        .where('auth_sessions.id', '=', '$sessionId')
-        .compile(),
+      db.selectFrom('auth_sessions').select(['user_id', 'revoked_at']).where('id', '=', '$sessionId').compile(),
     );
   }
 
-  async principal(userId: string, sessionId: string): Promise<SessionPrincipalRow | undefined> {
-    return (await this.principalQuery({ userId, sessionId }))[0];
+  async state(sessionId: string): Promise<SessionStateRow | undefined> {
+    return (await this.stateQuery({ sessionId }))[0];
   }
 
   async create(session: { id: string; user_id: string; refresh_jti: string; now: number }): Promise<void> {

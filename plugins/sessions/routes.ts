@@ -15,6 +15,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     const cutOff = await app.sessions.revokeAll();
     request.log.warn({ by: app.logPrivacy.caller(request) }, 'all sessions revoked');
+    await app.audit.record(request, { event: 'session.revoke', target: '*', details: { scope: 'all' } });
     return { revoked_before: clock.iso(cutOff) };
   });
 
@@ -30,6 +31,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const user = await app.users.getByUsername(request.params.username);
     const cutOff = await app.sessions.revokeUser(user.id);
     request.log.info({ user: app.logPrivacy.user(user.id) }, 'user sessions revoked');
+    await app.audit.record(request, { event: 'session.revoke', target: user.id, details: { scope: 'user', username: user.username } });
     return { revoked_before: clock.iso(cutOff) };
   });
 };

@@ -23,7 +23,7 @@ const PRINCIPAL_CACHE_SIZE = 10_000;
 
 interface CachedPrincipal {
   principal: Principal;
-  /** The same user's profile, read in the same query: GET /api/auth/me answers from it. */
+  /** The same user's profile, read with it: GET /api/auth/me answers from it. */
   profile: UserProfileRow;
   tokensValidAfter: number;
   expiresAt: number;
@@ -117,17 +117,17 @@ export class SessionService implements IdentityResolver {
   private async lookup(userId: string, sessionId: string): Promise<CachedPrincipal> {
     const cached = this.fresh(userId, sessionId);
     if (cached) return cached;
-    const row = await this.repository.principal(userId, sessionId);
-    if (!row || row.session_revoked_at !== null) {
+    const [session, user] = await Promise.all([this.repository.state(sessionId), this.users.find(userId)]);
+    if (!session || !user || session.user_id !== userId || session.revoked_at !== null) {
       this.principals.delete(sessionId);
       throw unauthorized('Session ended');
     }
     if (this.principals.size >= PRINCIPAL_CACHE_SIZE) this.principals.clear();
-    const { tokens_valid_after: _watermark, session_revoked_at: _revoked, ...profile } = row;
+    const { hashed_password: _hash, tokens_valid_after: tokensValidAfter, ...profile } = user;
     const entry: CachedPrincipal = {
-      principal: { id: row.id, username: row.username, role: row.role, email: row.email, groups: JSON.parse(row.groups) as string[], sessionId },
+      principal: { id: user.id, username: user.username, role: user.role, email: user.email, groups: JSON.parse(user.groups) as string[], sessionId },
       profile,
-      tokensValidAfter: row.tokens_valid_after,
+      tokensValidAfter,
       expiresAt: clock.now() + PRINCIPAL_CACHE_MS,
     };
     this.principals.set(sessionId, entry);

@@ -5,7 +5,7 @@ import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD } from '../../core/config.js';
 const REMINDER_INTERVAL_MS = 60 * 60 * 1000;
 
 async function defaultPasswordInUse(app: FastifyInstance): Promise<boolean> {
-  const admin = await app.users.repository.findByUsername(app.config.defaultAdmin.username);
+  const admin = await app.users.findByUsername(app.config.defaultAdmin.username);
   return !!admin?.hashed_password && (await verifyPassword(admin.hashed_password, DOCUMENTED_DEFAULT_ADMIN_PASSWORD));
 }
 

@@ -6,6 +6,8 @@ import { bootstrapDefaultAdmin } from './default-admin.js';
 
 // The users' public surface: what other plugins may import.
 export { UsersService, toUserView, type UserChangeListener } from './service.js';
+// For the hearth CLI, which opens the service's state without the app (appliance/cli/service-state.ts).
+export { UsersRepository } from './repository.js';
 export type { UserProfileRow, UserRow, UserViewRow } from './repository.js';
 export { EmailSchema, PasswordSchema, UserIdParams, UserView } from './schemas.js';
 

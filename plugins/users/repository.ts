@@ -10,7 +10,7 @@ export type UserViewRow = UserRow & { totp_enabled: SqlBool };
 export type UserProfileRow = Pick<UserViewRow, 'id' | 'username' | 'email' | 'role' | 'groups' | 'auth_source' | 'totp_enabled' | 'created_at' | 'updated_at'>;
 
 /** Read in the same query, so the User view never needs a second lookup into the mfa tables. */
-export const totpEnabled = (eb: ExpressionBuilder<Database, 'users'>) =>
+const totpEnabled = (eb: ExpressionBuilder<Database, 'users'>) =>
   eb.exists(eb.selectFrom('totp').select('totp.user_id').whereRef('totp.user_id', '=', 'users.id').where('totp.state', '=', 'enrolled')).as('totp_enabled');
 
 export class UsersRepository {

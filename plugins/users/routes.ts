@@ -11,7 +11,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: { summary: 'List users', tags: ['users'], querystring: ListUsersQuery, response: { 200: UserList } },
   }, async (request) => {
     const { users, total } = await app.users.list(request.query.limit, request.query.offset);
-    return { users: users.map(toUserView), total };
+    return { users: users.map((user) => toUserView(user, app.entitlement)), total };
   });
 
   app.post('/api/auth/users', {
@@ -20,13 +20,14 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const user = await app.users.create(request.body);
     request.log.info({ user: app.logPrivacy.user(user.id), event: 'user.create' }, 'user created');
-    return reply.code(201).send(toUserView(user));
+    await app.audit.record(request, { event: 'user.create', target: user.id, details: { username: user.username, role: user.role } });
+    return reply.code(201).send(toUserView(user, app.entitlement));
   });
 
   app.get('/api/auth/users/:id', {
     config: admin,
     schema: { summary: 'Get a user', tags: ['users'], params: UserIdParams, response: { 200: UserView } },
-  }, async (request) => toUserView(await app.users.get(request.params.id)));
+  }, async (request) => toUserView(await app.users.get(request.params.id), app.entitlement));
 
   app.put('/api/auth/users/:id', {
     config: admin,
@@ -37,7 +38,14 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
       body: UpdateUserBody,
       response: { 200: UserView },
     },
-  }, async (request) => toUserView(await app.users.update(request.params.id, request.body)));
+  }, async (request) => {
+    const before = await app.users.get(request.params.id);
+    const user = await app.users.update(request.params.id, request.body);
+    if (user.role !== before.role) {
+      await app.audit.record(request, { event: 'user.role_change', target: user.id, details: { username: user.username, from: before.role, to: user.role } });
+    }
+    return toUserView(user, app.entitlement);
+  });
 
   app.delete('/api/auth/users/:id', {
     config: admin,
@@ -45,6 +53,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const user = await app.users.delete(request.params.id);
     request.log.info({ user: app.logPrivacy.user(user.id), event: 'user.delete' }, 'user deleted');
+    await app.audit.record(request, { event: 'user.delete', target: user.id, details: { username: user.username } });
     return reply.code(204).send(null);
   });
 };

@@ -2,17 +2,19 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { assertPasswordPolicy, hashPassword } from '../../core/auth/passwords.js';
 import type { Role } from '../../core/auth/guard.js';
 import { clock } from '../../core/clock.js';
+import { type Entitlement, tierAtLeast } from '../../core/tiers.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
 import type { UserProfileRow, UserRow, UsersRepository, UserViewRow } from './repository.js';
 import type { CreateUserBody, UpdateUserBody, UserView } from './schemas.js';
 
-export function toUserView(row: UserProfileRow): UserView {
+/** Below ENTERPRISE only the built-in group everyone is shown (spec: groups are an ENTERPRISE feature). */
+export function toUserView(row: UserProfileRow, entitlement: Entitlement): UserView {
   return {
     id: row.id,
     username: row.username,
     email: row.email,
     role: row.role,
-    groups: JSON.parse(row.groups) as string[],
+    groups: tierAtLeast(entitlement.tier(), 'ENTERPRISE') ? (JSON.parse(row.groups) as string[]) : ['everyone'],
     auth_source: row.auth_source,
     totp_enabled: Boolean(row.totp_enabled),
     created_at: clock.iso(row.created_at),
@@ -37,7 +39,7 @@ export interface UserChangeListener {
 export class UsersService {
   private readonly listeners: UserChangeListener[] = [];
 
-  constructor(readonly repository: UsersRepository, private readonly options: UsersServiceOptions) {}
+  constructor(private readonly repository: UsersRepository, private readonly options: UsersServiceOptions) {}
 
   onChange(listener: UserChangeListener): void {
     this.listeners.push(listener);

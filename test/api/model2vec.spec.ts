@@ -5,7 +5,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadEmbedder, type Embedder } from '../../native/embeddings/index.js';
 import { modelFolder, readManifest } from '../../native/model-files/index.js';
-import { main as modelsCli } from '../../scripts/models.js';
+import { main as modelsCli } from '../../appliance/cli/models.js';
 import { POTION_BASE_4M_DIR } from '../fixtures/models.js';
 import { multipartBody } from '../fixtures/multipart.js';
 import { startApp, type TestApp } from '../helpers.js';

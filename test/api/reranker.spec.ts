@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { modelFolder, readManifest } from '../../native/model-files/index.js';
-import { main as modelsCli } from '../../scripts/models.js';
+import { main as modelsCli } from '../../appliance/cli/models.js';
 import { multipartBody } from '../fixtures/multipart.js';
 import { buildTinyCrossEncoder } from '../fixtures/tiny-cross-encoder.js';
 import { startApp, type TestApp } from '../helpers.js';

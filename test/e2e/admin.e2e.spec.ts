@@ -1,7 +1,7 @@
 /**
  * The admin journey in a real browser against the real built service: first sign-in with the default password and
  * its change, users (create, a refusal next to its field, role change), a connector on a temp folder scanned with
- * live progress to its summary, a website, jobs, the index, health, a licence applied from a real signed key, single
+ * live progress to its summary, a website, jobs, the index, health, a license applied from a real signed key, single
  * sign-on, token lifetimes, branding seen on the sign-in page, TOTP enrolment, a viewer kept out of the admin pages,
  * and signing everyone out. Every page is checked with axe-core (no serious or critical violation, light and dark)
  * and photographed at 390 px and desktop widths into test/e2e/artifacts/admin. Untrusted text (branding fields, an
@@ -13,7 +13,7 @@ import { generate } from 'otplib';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupServices, tempDir } from '../fixtures/service-process.js';
-import { LICENCE_ENV, licenceKey } from '../fixtures/licence.js';
+import { LICENSE_ENV, licenseKey } from '../fixtures/license.js';
 import { type GuardedPage, launchBrowser, openPage, type PageOptions } from './fixtures/browser.js';
 import { freeLoopbackPort, startUiService, type UiService } from './fixtures/service.js';
 import { expectClean, signIn as signInAt } from './fixtures/ui.js';
@@ -32,7 +32,7 @@ const SVG_LOGO = '<svg xmlns="http://www.w3.org/2000/svg" width="120" height="60
 const PAGES = ['/connectors', '/integrations', '/jobs', '/index', '/system', '/account', '/admin/users', '/admin/sign-in', '/admin/sso', '/admin/branding', '/admin/licence'];
 const JOURNEY_MS = 180_000;
 /** The chunks of this suite's pages (Vite names a lazy chunk after its module). */
-const LAZY_PAGES = /\/(Connectors|Integrations|Jobs|Index|System|Account|Users|AuthSettings|Sso|Branding|Licence)Page-[^/]*\.js$/;
+const LAZY_PAGES = /\/(Connectors|Integrations|Jobs|Index|System|Account|Users|AuthSettings|Sso|Branding|License)Page-[^/]*\.js$/;
 
 let ui: UiService;
 let browser: Browser;
@@ -87,7 +87,7 @@ beforeAll(async () => {
   writeFileSync(path.join(docsRoot, 'handbooks', 'leave.md'), '# Leave\n\nEmployees get twenty-five days of paid leave a year.\n');
   writeFileSync(path.join(docsRoot, 'handbooks', 'expenses.txt'), 'Expenses are repaid within ten working days of a claim.\n');
   writeFileSync(path.join(docsRoot, 'handbooks', 'hr', 'onboarding.md'), '# Onboarding\n\nNew starters meet their buddy on the first day.\n');
-  ui = await startUiService({ ...LICENCE_ENV, CONNECTOR_ALLOWED_PATHS: `/app/docs:${docsRoot}` });
+  ui = await startUiService({ ...LICENSE_ENV, CONNECTOR_ALLOWED_PATHS: `/app/docs:${docsRoot}` });
   browser = await launchBrowser();
   admin = await open();
 }, 240_000);
@@ -246,7 +246,7 @@ describe('the admin journey in the browser', () => {
     await page.getByRole('link', { name: 'Licence' }).click();
     await page.getByRole('heading', { level: 1, name: 'Licence' }).waitFor();
     await check(admin, 'admin-licence-free');
-    await page.getByLabel('Licence key', { exact: true }).fill(licenceKey('ENTERPRISE', { documents: 1000, file_size_bytes: 50 * 1024 ** 2, storage_bytes: 10 * 1024 ** 3 }));
+    await page.getByLabel('Licence key', { exact: true }).fill(licenseKey('ENTERPRISE', { documents: 1000, file_size_bytes: 50 * 1024 ** 2, storage_bytes: 10 * 1024 ** 3 }));
     await page.getByRole('button', { name: 'Apply the licence' }).click();
     await page.getByText('The licence was applied: this box is on the ENTERPRISE plan.').waitFor();
     expect(await textOf(page, '.meter-field')).toContain('3 of 1,000');

@@ -1,7 +1,7 @@
 import { generate } from 'otplib';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed, vi } from 'vitest';
-import { licenceKey, LICENCE_ENV } from '../fixtures/licence.js';
+import { licenseKey, LICENSE_ENV } from '../fixtures/license.js';
 import { decodeQuotedPrintable, linkIn, type MailSink, smtpEnv, startMailSink } from '../fixtures/mail-sink.js';
 import { cleanupServices } from '../fixtures/service-process.js';
 import { ADMIN } from '../helpers.js';
@@ -31,10 +31,10 @@ const totpCode = (offsetSeconds = 0) => generate({ secret: totpSecret, epoch: Ma
 
 beforeAll(async () => {
   sink = await startMailSink();
-  ui = await startUiService({ ...LICENCE_ENV, ...smtpEnv(sink) });
+  ui = await startUiService({ ...LICENSE_ENV, ...smtpEnv(sink) });
   idp = await startIdp(['corp'], { 'sub-olga': { preferred_username: 'olga', email: 'olga@corp.test', groups: ['staff'] } }, { origin: ui.url });
   const admin = await ui.login();
-  await ui.call('POST', '/api/license', { token: admin, body: { license_key: licenceKey('ENTERPRISE') } });
+  await ui.call('POST', '/api/license', { token: admin, body: { license_key: licenseKey('ENTERPRISE') } });
   await ui.call('POST', '/api/admin/oidc/providers', {
     token: admin,
     expect: 201,

@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed, vi } from 'vitest';
-import { licenceKey, LICENCE_ENV } from '../fixtures/licence.js';
+import { licenseKey, LICENSE_ENV } from '../fixtures/license.js';
 import { OpenAIWireServer } from '../fixtures/openai-wire-server.js';
 import { cleanupServices } from '../fixtures/service-process.js';
 import { DESKTOP, type GuardedPage, launchBrowser, openPage, PHONE } from './fixtures/browser.js';
@@ -45,9 +45,9 @@ const axeFindings: string[] = [];
 
 beforeAll(async () => {
   wire = await OpenAIWireServer.start();
-  ui = await startUiService({ ...LICENCE_ENV, INFERENCE_URL: wire.url });
+  ui = await startUiService({ ...LICENSE_ENV, INFERENCE_URL: wire.url });
   admin = await ui.login();
-  await ui.call('POST', '/api/license', { token: admin, body: { license_key: licenceKey('ENTERPRISE') } });
+  await ui.call('POST', '/api/license', { token: admin, body: { license_key: licenseKey('ENTERPRISE') } });
   editorPassword = await ui.createUser('eddie', 'editor');
   await uploadFile(ui, admin, 'harbour-log.md', '# Harbour lantern\n\nThe lighthouse keeper replaced the copper lantern of the north pier in March 1987 after a winter storm cracked its glass. The harbour council paid for the new lantern from the maintenance fund.\n');
   await uploadFile(ui, admin, 'zanzibar-payloads.md', `# Zanzibar notes\n\nZanzibar spice trade records follow.\n\n${PAYLOAD_TEXT}\n`);

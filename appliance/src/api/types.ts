@@ -33,7 +33,7 @@ export interface Branding {
   updated_at: string | null;
 }
 
-export interface Licence {
+export interface License {
   tier: Tier;
   licensee: string | null;
   expires_at: string | null;

@@ -1,6 +1,6 @@
 import { api, REFRESH_COOKIE_HEADER, refreshSession, tokens } from '../api/client';
 import { ApiError } from '../api/errors';
-import type { Licence, Role, Tier, TokenPair, User } from '../api/types';
+import type { License, Role, Tier, TokenPair, User } from '../api/types';
 import { createStore } from '../store';
 
 export interface SessionState {
@@ -28,12 +28,12 @@ tokens.onSessionEnded(() => {
 });
 
 async function loadIdentity(): Promise<void> {
-  const [user, licence] = await Promise.all([
+  const [user, license] = await Promise.all([
     api<User>('/api/auth/me'),
-    api<Licence>('/api/license').catch(() => ({ tier: 'FREE' as Tier })),
+    api<License>('/api/license').catch(() => ({ tier: 'FREE' as Tier })),
   ]);
   const defaultPassword = user.role === 'admin' && sessionStorage.getItem(DEFAULT_PASSWORD_FLAG) === user.id;
-  session.set({ status: 'signed-in', user, tier: licence.tier, defaultPassword });
+  session.set({ status: 'signed-in', user, tier: license.tier, defaultPassword });
 }
 
 /** After a login step returned a token pair (its refresh token went into the cookie). */
@@ -92,7 +92,7 @@ export function sessionEnded(notice: string): void {
   session.set({ status: 'signed-out', user: null, tier: 'FREE', defaultPassword: false, notice });
 }
 
-/** A licence was applied: the nav and the page locks follow the new tier at once. */
+/** A license was applied: the nav and the page locks follow the new tier at once. */
 export const tierChanged = (tier: Tier) => session.update((state) => ({ ...state, tier }));
 
 /** The signed-in user's own account changed (email, second factor). */

@@ -7,6 +7,11 @@ import * as m0005 from './0005-documents.js';
 import * as m0006 from './0006-conversations.js';
 import * as m0007 from './0007-source-runs.js';
 import * as m0008 from './0008-oidc-private-network.js';
+import * as m0009 from './0009-metadata-rules.js';
+import * as m0010 from './0010-schedules.js';
+import * as m0011 from './0011-audit.js';
+import * as m0012 from './0012-groups.js';
+import * as m0013 from './0013-ocr-pages.js';
 
 /** Numbered, forward-only. Append; never edit a migration that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +23,9 @@ export const migrations: Record<string, Migration> = {
   '0006-conversations': m0006,
   '0007-source-runs': m0007,
   '0008-oidc-private-network': m0008,
+  '0009-metadata-rules': m0009,
+  '0010-schedules': m0010,
+  '0011-audit': m0011,
+  '0012-groups': m0012,
+  '0013-ocr-pages': m0013,
 };

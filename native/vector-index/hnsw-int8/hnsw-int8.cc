@@ -10,7 +10,10 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <queue>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -19,6 +22,30 @@ namespace {
 using Graph = hnswlib::HierarchicalNSW<float>;
 
 constexpr const char* kBusy = "index is being saved or loaded";
+
+// A filtered search admitting at most this many vectors (or a twentieth of the index, if more)
+// compares them all instead of walking the graph: exact, and cheaper than a walk that must pass
+// ~1/selectivity nodes for every one it may return (recall falls apart below a few percent).
+constexpr size_t kExactFilterVectors = 4096;
+constexpr size_t kExactFilterShare = 20;
+
+using Found = std::priority_queue<std::pair<float, hnswlib::labeltype>>;
+
+// Admits a label when its access key is in the allowed set (hnswlib asks during the graph walk).
+class KeyFilter final : public hnswlib::BaseFilterFunctor {
+ public:
+  KeyFilter(const std::unordered_map<hnswlib::labeltype, uint32_t>& key_of_label, const std::vector<bool>& allowed)
+      : key_of_label_(key_of_label), allowed_(allowed) {}
+
+  bool operator()(hnswlib::labeltype label) override {
+    const auto found = key_of_label_.find(label);
+    return found != key_of_label_.end() && found->second < allowed_.size() && allowed_[found->second];
+  }
+
+ private:
+  const std::unordered_map<hnswlib::labeltype, uint32_t>& key_of_label_;
+  const std::vector<bool>& allowed_;
+};
 
 // A stored vector: `dim` int8 components scaled so that the largest magnitude is 127 (per-vector
 // scale keeps ~7 bits for every vector, where a fixed scale leaves short components at 2-3 bits),
@@ -81,6 +108,7 @@ class Index : public Napi::ObjectWrap<Index> {
       InstanceMethod("markDelete", &Index::MarkDelete),
       InstanceMethod("unmarkDelete", &Index::UnmarkDelete),
       InstanceMethod("searchKnn", &Index::SearchKnn),
+      InstanceMethod("setKeys", &Index::SetKeys),
       InstanceMethod("setEf", &Index::SetEf),
       InstanceMethod("getIdsList", &Index::GetIdsList),
       InstanceMethod("getCurrentCount", &Index::GetCurrentCount),
@@ -96,7 +124,10 @@ class Index : public Napi::ObjectWrap<Index> {
   }
 
   // Called on the main thread when a background read finishes.
-  void Adopt(std::unique_ptr<Graph> graph) { graph_ = std::move(graph); }
+  void Adopt(std::unique_ptr<Graph> graph) {
+    graph_ = std::move(graph);
+    ClearKeys();
+  }
   Int8CosineSpace* space() { return space_.get(); }
   Graph* graph() { return graph_.get(); }
   std::atomic<bool>& busy() { return busy_; }
@@ -162,6 +193,7 @@ class Index : public Napi::ObjectWrap<Index> {
     Guard(info.Env(), [&] {
       graph_ = std::make_unique<Graph>(space_.get(), std::max<size_t>(max_elements, 1), m, ef_construction, seed, allow_replace_deleted);
     });
+    ClearKeys();
     return info.Env().Undefined();
   }
 
@@ -186,7 +218,11 @@ class Index : public Napi::ObjectWrap<Index> {
     return info.Env().Undefined();
   }
 
-  Napi::Value MarkDelete(const Napi::CallbackInfo& info) { return ChangeLabel(info, &Graph::markDelete); }
+  Napi::Value MarkDelete(const Napi::CallbackInfo& info) {
+    Napi::Value done = ChangeLabel(info, &Graph::markDelete);
+    ForgetKey(Size(info, 0, "label"));
+    return done;
+  }
   Napi::Value UnmarkDelete(const Napi::CallbackInfo& info) { return ChangeLabel(info, &Graph::unmarkDelete); }
 
   Napi::Value ChangeLabel(const Napi::CallbackInfo& info, void (Graph::*change)(hnswlib::labeltype)) {
@@ -196,14 +232,63 @@ class Index : public Napi::ObjectWrap<Index> {
     return info.Env().Undefined();
   }
 
-  // Searching only reads the graph, so it may run while a save writes it out.
+  // Searching only reads the graph, so it may run while a save writes it out. With allowed keys
+  // (a Uint32Array), only labels whose key is among them are returned: the filter runs inside
+  // the search, so k allowed neighbours come back whenever that many exist.
   Napi::Value SearchKnn(const Napi::CallbackInfo& info) {
     Graph& graph = Ready(info.Env());
     const std::vector<uint8_t> query = Quantised(info, 0);
     const size_t k = Size(info, 1, "k");
-    auto found = Guard(info.Env(), [&] { return graph.searchKnn(query.data(), k); });
+    const bool filtered = info.Length() > 2 && !info[2].IsUndefined();
+    Found found = filtered ? SearchAllowed(info, graph, query, k) : Guard(info.Env(), [&] { return graph.searchKnn(query.data(), k); });
+    return Results(info.Env(), found);
+  }
+
+  Found SearchAllowed(const Napi::CallbackInfo& info, Graph& graph, const std::vector<uint8_t>& query, size_t k) {
+    if (!info[2].IsTypedArray() || info[2].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
+      throw Napi::TypeError::New(info.Env(), "allowed keys must be a Uint32Array");
+    auto keys = info[2].As<Napi::Uint32Array>();
+    std::vector<bool> allowed;
+    std::vector<uint32_t> distinct;
+    size_t admitted = 0;
+    for (size_t i = 0; i < keys.ElementLength(); ++i) {
+      const uint32_t key = keys[i];
+      if (key >= allowed.size()) allowed.resize(size_t(key) + 1, false);
+      if (allowed[key]) continue;
+      allowed[key] = true;
+      distinct.push_back(key);
+      const auto labels = labels_of_key_.find(key);
+      if (labels != labels_of_key_.end()) admitted += labels->second.size();
+    }
+    if (admitted == 0 || k == 0) return Found();
+    const size_t keyed = key_of_label_.size();
+    if (admitted <= std::max(kExactFilterVectors, keyed / kExactFilterShare)) return Exact(graph, query, k, distinct);
+    KeyFilter filter(key_of_label_, allowed);
+    return Guard(info.Env(), [&] { return graph.searchKnn(query.data(), k, &filter); });
+  }
+
+  // Compares the query with every vector of the allowed keys; keeps the k nearest.
+  Found Exact(Graph& graph, const std::vector<uint8_t>& query, size_t k, const std::vector<uint32_t>& keys) {
+    Found nearest;
+    for (const uint32_t key : keys) {
+      const auto labels = labels_of_key_.find(key);
+      if (labels == labels_of_key_.end()) continue;
+      for (const hnswlib::labeltype label : labels->second) {
+        const auto slot = graph.label_lookup_.find(label);
+        if (slot == graph.label_lookup_.end() || graph.isMarkedDeleted(slot->second)) continue;
+        const float distance = graph.fstdistfunc_(query.data(), graph.getDataByInternalId(slot->second), graph.dist_func_param_);
+        if (nearest.size() < k) nearest.emplace(distance, label);
+        else if (distance < nearest.top().first) {
+          nearest.pop();
+          nearest.emplace(distance, label);
+        }
+      }
+    }
+    return nearest;
+  }
+
+  static Napi::Value Results(Napi::Env env, Found& found) {
     const size_t n = found.size();
-    Napi::Env env = info.Env();
     auto neighbors = Napi::Array::New(env, n);
     auto distances = Napi::Array::New(env, n);
     for (size_t i = n; i-- > 0; found.pop()) {  // the queue yields the farthest first
@@ -214,6 +299,46 @@ class Index : public Napi::ObjectWrap<Index> {
     result.Set("neighbors", neighbors);
     result.Set("distances", distances);
     return result;
+  }
+
+  // Access keys (the caller's: Hearth uses the chunk's document) that filtered searches match.
+  // Kept beside the graph, not in its file: the caller sets them again after a load.
+  Napi::Value SetKeys(const Napi::CallbackInfo& info) {
+    Ready(info.Env());
+    if (info.Length() < 2 || !info[0].IsArray() || !info[1].IsArray()) throw Napi::TypeError::New(info.Env(), "labels and keys must be arrays");
+    auto labels = info[0].As<Napi::Array>();
+    auto keys = info[1].As<Napi::Array>();
+    if (labels.Length() != keys.Length()) throw Napi::RangeError::New(info.Env(), "labels and keys differ in length");
+    std::vector<std::pair<hnswlib::labeltype, uint32_t>> pairs;
+    pairs.reserve(labels.Length());
+    for (uint32_t i = 0; i < labels.Length(); ++i) {
+      const Napi::Value label = labels[i];
+      const Napi::Value key = keys[i];
+      const double l = label.IsNumber() ? label.As<Napi::Number>().DoubleValue() : -1;
+      const double v = key.IsNumber() ? key.As<Napi::Number>().DoubleValue() : -1;
+      if (!(l >= 0) || l > 9007199254740991.0 || std::floor(l) != l || !(v >= 0) || v > 4294967295.0 || std::floor(v) != v)
+        throw Napi::RangeError::New(info.Env(), "labels must be non-negative integers and keys 32-bit unsigned integers");
+      pairs.emplace_back(static_cast<hnswlib::labeltype>(l), static_cast<uint32_t>(v));
+    }
+    for (const auto& [label, key] : pairs) {
+      ForgetKey(label);
+      key_of_label_[label] = key;
+      labels_of_key_[key].insert(label);
+    }
+    return info.Env().Undefined();
+  }
+
+  void ClearKeys() {
+    key_of_label_.clear();
+    labels_of_key_.clear();
+  }
+
+  void ForgetKey(hnswlib::labeltype label) {
+    const auto found = key_of_label_.find(label);
+    if (found == key_of_label_.end()) return;
+    const auto labels = labels_of_key_.find(found->second);
+    if (labels != labels_of_key_.end() && labels->second.erase(label) && labels->second.empty()) labels_of_key_.erase(labels);
+    key_of_label_.erase(found);
   }
 
   Napi::Value SetEf(const Napi::CallbackInfo& info) {
@@ -245,6 +370,8 @@ class Index : public Napi::ObjectWrap<Index> {
   std::unique_ptr<Int8CosineSpace> space_;
   std::unique_ptr<Graph> graph_;
   std::atomic<bool> busy_{false};
+  std::unordered_map<hnswlib::labeltype, uint32_t> key_of_label_;
+  std::unordered_map<uint32_t, std::unordered_set<hnswlib::labeltype>> labels_of_key_;
 };
 
 // Reading and writing run on libuv's pool so that a 50 MB index never stalls the event loop.

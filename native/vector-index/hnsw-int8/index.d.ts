@@ -11,8 +11,13 @@ declare namespace addon {
     addPoint(vector: Float32Array, label: number, replaceDeleted?: boolean): void;
     markDelete(label: number): void;
     unmarkDelete(label: number): void;
-    /** Nearest first; distance = 1 - cosine of the quantised vectors. */
-    searchKnn(vector: Float32Array, k: number): { neighbors: number[]; distances: number[] };
+    /**
+     * Nearest first; distance = 1 - cosine of the quantised vectors. With allowedKeys, only labels whose
+     * access key (setKeys) is among them: filtered inside the graph walk, or exactly when few are admitted.
+     */
+    searchKnn(vector: Float32Array, k: number, allowedKeys?: Uint32Array): { neighbors: number[]; distances: number[] };
+    /** Access keys of labels, for filtered searches; kept in memory only (set again after readIndex). markDelete drops a label's key. */
+    setKeys(labels: number[], keys: number[]): void;
     setEf(ef: number): void;
     /** Every label in the graph, including those marked deleted. */
     getIdsList(): number[];

@@ -11,7 +11,7 @@ function delimiterOf(text: string): string {
 }
 
 /** RFC 4180 records: quoted fields may hold delimiters, doubled quotes and newlines. */
-export function parseCsv(text: string, delimiter = delimiterOf(text)): string[][] {
+function parseCsv(text: string, delimiter = delimiterOf(text)): string[][] {
   const records: string[][] = [];
   let record: string[] = [];
   let field = '';

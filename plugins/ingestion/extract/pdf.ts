@@ -1,24 +1,139 @@
 import { readFile } from 'node:fs/promises';
 import { PDFParse } from 'pdf-parse';
-import { type ExtractedDocument, type ExtractedSection, ExtractionError } from '../extracted-document.js';
+import type { PDFDocumentProxy } from 'pdfjs-dist/types/src/display/api.js';
+import { type ExtractContext, type ExtractedDocument, type ExtractedSection, ExtractionError, type ExtractOptions, tableSections } from '../extracted-document.js';
+import { loadSharp, MAX_OCR_PIXELS, normalised, ocrPage, type OcrOutcome } from './ocr-pages.js';
+import { type Columns, type PageTable, pageBlocks, type PositionedText } from './pdf-layout.js';
 
-/** PDF text page by page (pdf-parse over pdf.js), so every chunk can cite its page. */
-export async function extractPdf(filePath: string): Promise<ExtractedDocument> {
+/** Fewer visible characters than this and the page has no usable text layer (a scan, perhaps with a stamped page number). */
+const MIN_TEXT_LAYER_CHARS = 10;
+/** Pages are rendered for OCR at 300 dpi (PDF units are 1/72 inch), a larger page than A3 at less (MAX_OCR_PIXELS). */
+const RENDER_DPI = 300;
+
+/**
+ * PDF page by page (pdf-parse over pdf.js), so every chunk can cite its page: the text layer where
+ * there is one, OCR of the rendered page where there is none (OCR enabled), tables as rows (tables enabled).
+ */
+export async function extractPdf(filePath: string, options: ExtractOptions, context: ExtractContext = {}): Promise<ExtractedDocument> {
   const parser = new PDFParse({ data: new Uint8Array(await readFile(filePath)), verbosity: 0 });
   try {
     const text = await parser.getText();
     const info = await parser.getInfo().catch(() => undefined);
-    const sections: ExtractedSection[] = text.pages
-      .map((page) => ({ kind: 'text' as const, page: page.num, text: page.text.replace(/\r\n?/g, '\n').trim() }))
-      .filter((section) => section.text);
+    const tables = new TableRows();
+    const sections: ExtractedSection[] = [];
+    const ocr: OcrOutcome = { sections: [], read: [], failures: [] };
+    for (const page of text.pages) {
+      const pageText = page.text.replace(/\r\n?/g, '\n');
+      if (pageText.replace(/\s/g, '').length >= MIN_TEXT_LAYER_CHARS || !context.ocr) {
+        sections.push(...(options.tablesEnabled ? tables.page(page.num, await positionedText(parser, page.num)) : textSection(page.num, pageText)));
+      } else {
+        tables.interrupt();
+        const { section, read, failure } = await ocrPage({ page: page.num, image: () => renderPage(parser, page.num) }, context.ocr, options);
+        if (section) sections.push(section);
+        if (read) ocr.read.push(read);
+        if (failure) ocr.failures.push(failure);
+      }
+      context.onPage?.(page.num, text.total);
+    }
     const title = typeof info?.info?.Title === 'string' ? info.info.Title.trim() : '';
-    return { pageCount: text.total, ...(title ? { title } : {}), sections };
+    return { pageCount: text.total, ...(title ? { title } : {}), sections, ...(context.ocr ? { ocrPages: ocr.read, pageFailures: ocr.failures } : {}) };
   } catch (error) {
+    if (error instanceof ExtractionError) throw error;
     throw pdfFailure(error);
   } finally {
     await parser.destroy().catch(() => undefined);
   }
 }
+
+function textSection(page: number, raw: string): ExtractedSection[] {
+  const text = raw.trim();
+  return text ? [{ kind: 'text', page, text }] : [];
+}
+
+/**
+ * The page's text items with their positions, top-down. pdf-parse's text joins a column gap into a
+ * space (pdf.js fills the gap with a blank item), so tables are read from the pdf.js document it loaded.
+ */
+async function positionedText(parser: PDFParse, pageNumber: number): Promise<PositionedText[]> {
+  const doc = (parser as unknown as { doc: PDFDocumentProxy }).doc;
+  const page = await doc.getPage(pageNumber);
+  try {
+    const viewport = page.getViewport({ scale: 1 });
+    const items: PositionedText[] = [];
+    for (const item of (await page.getTextContent()).items) {
+      if (!('str' in item)) continue;
+      const [x, y] = viewport.convertToViewportPoint(item.transform[4], item.transform[5]);
+      items.push({ str: item.str, x, y, width: item.width, height: item.height });
+    }
+    return items;
+  } finally {
+    page.cleanup();
+  }
+}
+
+/** One page rendered by pdf.js on @napi-rs/canvas, normalised for OCR. */
+async function renderPage(parser: PDFParse, page: number): Promise<Buffer> {
+  const size = (await parser.getInfo({ parsePageInfo: true, partial: [page] })).pages[0];
+  const area = Math.max(1, (size?.width ?? 595) * (size?.height ?? 842));
+  const scale = Math.min(RENDER_DPI / 72, Math.sqrt(MAX_OCR_PIXELS / area));
+  const desiredWidth = Math.max(1, Math.floor((size?.width ?? 595) * scale));
+  const shot = await parser.getScreenshot({ partial: [page], desiredWidth, imageBuffer: true, imageDataUrl: false });
+  const png = shot.pages[0]?.data;
+  if (!png?.length) throw new ExtractionError('corrupt', 'The page could not be rendered');
+  const sharp = await loadSharp();
+  // A scan's page may have no background of its own: white, as on paper.
+  return normalised(sharp(Buffer.from(png)).flatten({ background: '#ffffff' }));
+}
+
+interface RunningTable {
+  header: string[];
+  columns: Columns;
+  /** Rows so far, header included. */
+  rows: number;
+}
+
+/**
+ * Table rows of a PDF as sections, page after page: a table that ends one page and whose shape goes
+ * on at the top of the next is one table (its header repeated on the next page is not a row).
+ */
+class TableRows {
+  /** The table that ended the last page read, if the page ended with one. */
+  private last?: RunningTable;
+
+  page(page: number, items: PositionedText[]): ExtractedSection[] {
+    const sections: ExtractedSection[] = [];
+    let last: RunningTable | undefined;
+    for (const block of pageBlocks(items, this.last?.columns)) {
+      if (block.kind === 'text') {
+        sections.push(...textSection(page, block.text));
+        last = undefined;
+      } else {
+        last = block.table.continued && this.last ? this.last : { header: block.table.rows[0], columns: block.table.columns, rows: 1 };
+        sections.push(...rowSections(page, block.table, last));
+      }
+    }
+    this.last = last;
+    return sections;
+  }
+
+  /** A page read by OCR breaks any table running across pages. */
+  interrupt(): void {
+    this.last = undefined;
+  }
+}
+
+/** The table's rows on this page as `header: value; ...` sections, numbered on from its rows before (`table` counts them). */
+function rowSections(page: number, block: PageTable, table: RunningTable): ExtractedSection[] {
+  let rows = block.continued ? block.rows : block.rows.slice(1);
+  if (block.continued && sameRow(rows[0], table.header)) rows = rows.slice(1);
+  const rowNumbers = [1, ...rows.map((_, i) => table.rows + 1 + i)];
+  table.rows += rows.length;
+  return tableSections([table.header, ...rows], { tablesEnabled: true, rowNumbers })
+    .filter((section) => section.kind === 'table-row')
+    .map((section) => ({ ...section, page }));
+}
+
+const sameRow = (a: string[] | undefined, b: string[]) => !!a && a.length === b.length && a.every((cell, i) => cell === b[i]);
 
 function pdfFailure(error: unknown): ExtractionError {
   const name = error instanceof Error ? error.name : '';

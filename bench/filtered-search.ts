@@ -1,0 +1,114 @@
+/**
+ * Filtered search (issue 18): hybrid POST /api/search latency when the caller's groups admit 1% and 50%
+ * of the chunks (and all of them, the unfiltered path), and the filtered vector search's recall@10
+ * against exact filtered search over the same vectors. Documents of 50 chunks; document d belongs to
+ * `p1` when d % 100 == 0 and to `half` when d is even, else to `other`.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../core/app.js';
+import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD, loadConfig } from '../core/config.js';
+import { loadEmbedder, type Embedder } from '../native/embeddings/index.js';
+import { openVectorIndex } from '../native/vector-index/index.js';
+import { insertDocuments } from '../test/fixtures/search-data.js';
+import { installTinyEmbeddingModel } from '../test/fixtures/tiny-embedding-model.js';
+import { lowRankVectors, queriesFrom, rng, syntheticDocuments } from './search.js';
+
+export interface FilteredSearchResult {
+  chunks: number;
+  rows: Array<{ filter: string; admitted: number; p50: number; p95: number; recall10: number | null }>;
+}
+
+const FILTERS = { '1%': ['p1'], '50%': ['half'], 'none (all groups)': ['p1', 'half', 'other'] } as const;
+const groupsOf = (d: number) => [...(d % 100 === 0 ? ['p1'] : []), d % 2 === 0 ? 'half' : 'other'];
+
+export async function benchFilteredSearch(chunks: number, queryCount: number, embedder: Embedder): Promise<FilteredSearchResult> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-bench-filtered-'));
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'WARNING', HEARTH_DEFAULT_EMBEDDER: 'off', JWT_SECRET_KEY: 'bench-secret-that-is-long-enough-for-hs256', MFA_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') }, { secretDirs: [] });
+  const app: FastifyInstance = await buildApp({ config });
+  try {
+    await app.ready();
+    const random = rng(chunks);
+    const documents = syntheticDocuments(chunks, random).map((doc, d) => ({ ...doc, id: `bench-doc-${d}`, groups: groupsOf(d) }));
+    const seeded = await insertDocuments(app.db, documents);
+    const documentIndex = new Map(documents.map((doc, d) => [doc.id, d]));
+    const position = new Map(seeded.map((c, i) => [c.rowid, i]));
+    const vectors = await openVectorIndex({ file: path.join(dataDir, 'vectors.hnsw'), dimension: embedder.dimension, modelId: embedder.modelId });
+    const synthetic = lowRankVectors(seeded.length, embedder.dimension, random);
+    for (let i = 0; i < seeded.length; i += 1000) vectors.add(seeded.slice(i, i + 1000).map((c) => c.rowid), synthetic.slice(i, i + 1000), seeded.slice(i, i + 1000).map((c) => c.key));
+    app.activeEmbedding.swap({ embedder, vectors });
+    await app.keywordIndexMerger.compact();
+    const admin = (await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'admin', password: DOCUMENTED_DEFAULT_ADMIN_PASSWORD } })).json().access_token;
+    const { specific } = queriesFrom(seeded.map((c) => c.text), queryCount, random);
+    const queryVectors = lowRankVectors(100, embedder.dimension, rng(7));
+    const rows: FilteredSearchResult['rows'] = [];
+    for (const [filter, groups] of Object.entries(FILTERS)) {
+      const token = await userIn(app, admin, filter, [...groups]);
+      const admittedKeys = new Set(seeded.filter((c) => groupsOf(documentIndex.get(c.documentId)!).some((g) => (groups as readonly string[]).includes(g))).map((c) => c.key));
+      const admitted = seeded.filter((c) => admittedKeys.has(c.key));
+      const wall: number[] = [];
+      for (const [i, query] of specific.entries()) {
+        const start = performance.now();
+        const res = await app.inject({ method: 'POST', url: '/api/search', headers: { authorization: `Bearer ${token}` }, payload: { query, k: 5, mode: 'hybrid' } });
+        if (i >= 20) wall.push(performance.now() - start); // the first 20 warm the caches
+        if (res.statusCode !== 200) throw new Error(`search failed: ${res.statusCode} ${res.body}`);
+      }
+      wall.sort((a, b) => a - b);
+      const at = (q: number) => wall[Math.min(wall.length - 1, Math.floor(q * wall.length))];
+      const recall10 = admitted.length === seeded.length ? null : recallAt10(vectors, queryVectors, Uint32Array.from(admittedKeys), admitted.map((c) => ({ rowid: c.rowid, vector: synthetic[position.get(c.rowid)!] })));
+      rows.push({ filter, admitted: admitted.length, p50: at(0.5), p95: at(0.95), recall10 });
+    }
+    return { chunks: seeded.length, rows };
+  } finally {
+    await app.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** A viewer whose groups are set straight in the database (the bench measures search, not group management). */
+async function userIn(app: FastifyInstance, admin: string, name: string, groups: string[]): Promise<string> {
+  const username = `bench-${name.replace(/[^a-z0-9]+/gi, '-')}`.replace(/-+$/, '');
+  const password = `${username}-password-long`;
+  const created = await app.inject({ method: 'POST', url: '/api/auth/users', headers: { authorization: `Bearer ${admin}` }, payload: { username, password, role: 'viewer' } });
+  await app.db.updateTable('users').set({ groups: JSON.stringify(['everyone', ...groups]) }).where('id', '=', created.json().id).execute();
+  return (await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password } })).json().access_token;
+}
+
+/** Share of the exact filtered top 10 (float32 cosine over the admitted vectors) that the filtered HNSW search returns. */
+function recallAt10(index: Awaited<ReturnType<typeof openVectorIndex>>, queries: Float32Array[], keys: Uint32Array, admitted: Array<{ rowid: number; vector: Float32Array }>): number {
+  let found = 0;
+  for (const query of queries) {
+    const exact = admitted
+      .map(({ rowid, vector }) => ({ rowid, score: vector.reduce((sum, x, i) => sum + x * query[i], 0) }))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, 10);
+    const truth = new Set(exact.map((e) => e.rowid));
+    found += index.search(query, 10, keys).filter(({ label }) => truth.has(label)).length;
+  }
+  return found / (queries.length * 10);
+}
+
+export function formatFilteredSearchBench(result: FilteredSearchResult): string {
+  const lines = [`Filtered hybrid /api/search at ${result.chunks} chunks, ${os.availableParallelism()} cores, ms`, 'filter               admitted  wall p50  wall p95  vector recall@10'];
+  for (const row of result.rows) {
+    lines.push(`${row.filter.padEnd(20)} ${String(row.admitted).padStart(8)} ${row.p50.toFixed(2).padStart(9)} ${row.p95.toFixed(2).padStart(9)}  ${row.recall10 === null ? 'n/a' : row.recall10.toFixed(3)}`);
+  }
+  return lines.join('\n');
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  const modelDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-bench-filtered-model-'));
+  try {
+    await installTinyEmbeddingModel(modelDir, { hidden: 384 });
+    const embedder = await loadEmbedder({ modelDir, device: 'cpu' });
+    if (!embedder) throw new Error('the embedding model did not load');
+    const result = await benchFilteredSearch(Number(process.env.BENCH_FILTERED_CHUNKS ?? 100_000), Number(process.env.BENCH_FILTERED_QUERIES ?? 220), embedder);
+    console.log(formatFilteredSearchBench(result));
+    await embedder.close();
+  } finally {
+    await rm(modelDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,91 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { OcrLanguages } from './languages.js';
+
+const require = createRequire(import.meta.url);
+
+/** What OCR read on one image. */
+export interface OcrText {
+  text: string;
+  /** Tesseract's mean word confidence, 0-100. */
+  confidence: number;
+}
+
+/** One image at a time; a read that runs past its deadline rejects with OcrTimeout and the engine is restarted. */
+export interface Ocr {
+  recognize(image: Buffer, options: { timeoutMs: number }): Promise<OcrText>;
+  close(): Promise<void>;
+}
+
+export class OcrTimeout extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`OCR took longer than ${timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`}`);
+    this.name = 'OcrTimeout';
+  }
+}
+
+type TesseractWorker = Awaited<ReturnType<typeof import('tesseract.js')['createWorker']>>;
+
+/** The engine's files, all inside node_modules: tesseract.js falls back to a CDN for anything left unset. */
+function localPaths(languages: OcrLanguages) {
+  return {
+    workerPath: require.resolve('tesseract.js/src/worker-script/node/index.js'),
+    corePath: path.dirname(require.resolve('tesseract.js-core/package.json')),
+    langPath: languages.langPath,
+    gzip: true,
+    // Nothing is cached: no traineddata written to the working directory.
+    cacheMethod: 'none',
+  };
+}
+
+/**
+ * tesseract.js (WebAssembly in a worker thread of its own), loaded on the first image and kept for
+ * the next: loading the engine and a language costs about a second.
+ */
+class TesseractOcr implements Ocr {
+  private worker: Promise<TesseractWorker> | null = null;
+
+  constructor(private readonly languages: OcrLanguages) {}
+
+  async recognize(image: Buffer, options: { timeoutMs: number }): Promise<OcrText> {
+    const worker = await this.started();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new OcrTimeout(options.timeoutMs)), options.timeoutMs);
+    });
+    try {
+      // rotateAuto straightens a skewed scan before reading it.
+      const result = await Promise.race([worker.recognize(image, { rotateAuto: true }), deadline]);
+      return { text: result.data.text, confidence: result.data.confidence };
+    } catch (error) {
+      // Stuck in WebAssembly or crashed: the thread is ended and the next image starts a fresh one.
+      await this.close();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private started(): Promise<TesseractWorker> {
+    if (!this.worker) {
+      this.worker = import('tesseract.js').then(async ({ createWorker, OEM, PSM }) => {
+        const worker = await createWorker(this.languages.codes, OEM.LSTM_ONLY, localPaths(this.languages));
+        // Automatic page segmentation finds columns (tesseract.js reads one block by default); images carry no reliable dpi.
+        await worker.setParameters({ tessedit_pageseg_mode: PSM.AUTO, user_defined_dpi: '300' });
+        return worker;
+      });
+      this.worker.catch(() => (this.worker = null));
+    }
+    return this.worker;
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = null;
+    if (worker) await (await worker.catch(() => null))?.terminate();
+  }
+}
+
+export function createOcr(languages: OcrLanguages): Ocr {
+  return new TesseractOcr(languages);
+}

@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openVectorIndex } from './index.js';
+
+const DIM = 24;
+
+/** Deterministic unit-length vectors: the same label always gives the same vector. */
+function vectorOf(label: number): Float32Array {
+  let state = label * 2654435761 + 1;
+  const v = new Float32Array(DIM);
+  for (let i = 0; i < DIM; i++) {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    v[i] = state / 2 ** 32 - 0.5;
+  }
+  const norm = Math.hypot(...v);
+  return v.map((x) => x / norm);
+}
+
+const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+const cosine = (a: Float32Array, b: Float32Array) => a.reduce((sum, x, i) => sum + x * b[i], 0);
+
+/** Exact filtered k nearest (float32): what the filtered search is measured against. */
+function exactNearest(query: Float32Array, labels: number[], k: number): number[] {
+  return labels
+    .map((label) => ({ label, score: cosine(query, vectorOf(label)) }))
+    .sort((a, b) => b.score - a.score)
+    .slice(0, k)
+    .map(({ label }) => label);
+}
+
+describe('filtered vector search (access keys)', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'hearth-filtered-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const open = () => openVectorIndex({ file: path.join(dir, 'vectors.hnsw'), dimension: DIM, modelId: 'model@1' });
+  /** n labels, the key of label l being l % keys + 1 (keys 1..keys, each holding n/keys labels). */
+  async function filled(n: number, keys: number) {
+    const index = await open();
+    const labels = range(0, n);
+    for (let i = 0; i < n; i += 1000) {
+      const batch = labels.slice(i, i + 1000);
+      index.add(batch, batch.map(vectorOf), batch.map((l) => (l % keys) + 1));
+    }
+    return index;
+  }
+
+  it('returns only labels whose key is allowed, as many as asked for, when few are admitted (exact path)', async () => {
+    const index = await filled(3000, 100); // key 7 holds 30 labels: well under the exact-path bound
+    const query = vectorOf(123456);
+    const found = index.search(query, 10, Uint32Array.of(7));
+    expect(found).toHaveLength(10);
+    expect(found.every(({ label }) => label % 100 === 6)).toBe(true);
+    const admitted = range(0, 3000).filter((l) => l % 100 === 6);
+    expect(found.map(({ label }) => label)).toEqual(exactNearest(query, admitted, 10));
+    expect(found[0].score).toBeGreaterThanOrEqual(found[9].score);
+  });
+
+  it('keeps recall@10 at or above 0.95 against exact filtered search when half the index is admitted (graph path)', async () => {
+    const index = await filled(12_000, 2);
+    const admitted = range(0, 12_000).filter((l) => l % 2 === 1); // key 2
+    let hits = 0;
+    const queries = range(0, 40).map((q) => vectorOf(1_000_000 + q));
+    for (const query of queries) {
+      const found = index.search(query, 10, Uint32Array.of(2));
+      expect(found.every(({ label }) => label % 2 === 1)).toBe(true);
+      const truth = new Set(exactNearest(query, admitted, 10));
+      hits += found.filter(({ label }) => truth.has(label)).length;
+    }
+    expect(hits / (queries.length * 10)).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it('admits nothing for no keys, unknown keys, or labels that were never given a key', async () => {
+    const index = await filled(500, 5);
+    index.add([9000], [vectorOf(9000)]); // no key: never admitted by a filtered search
+    expect(index.search(vectorOf(9000), 5, new Uint32Array(0))).toEqual([]);
+    expect(index.search(vectorOf(9000), 5, Uint32Array.of(77))).toEqual([]);
+    expect(index.search(vectorOf(9000), 600, Uint32Array.of(1, 2, 3, 4, 5)).some(({ label }) => label === 9000)).toBe(false);
+    expect(index.search(vectorOf(9000), 1)[0].label).toBe(9000); // the unfiltered search still finds it
+  });
+
+  it('follows key changes and removals on the next search', async () => {
+    const index = await filled(400, 4);
+    index.setKeys([5, 6], [99, 99]);
+    expect(index.search(vectorOf(5), 10, Uint32Array.of(99)).map(({ label }) => label).sort()).toEqual([5, 6]);
+    index.remove([5]);
+    expect(index.search(vectorOf(5), 10, Uint32Array.of(99)).map(({ label }) => label)).toEqual([6]);
+    index.setKeys([6], [1]);
+    expect(index.search(vectorOf(5), 10, Uint32Array.of(99))).toEqual([]);
+  });
+
+  it('forgets keys on reload (they are set again from the database), so nothing is admitted until then', async () => {
+    const index = await filled(300, 3);
+    await index.save();
+    const reopened = await open();
+    expect(reopened.restored).toBe(true);
+    expect(reopened.search(vectorOf(1), 5, Uint32Array.of(1, 2, 3))).toEqual([]);
+    reopened.setKeys(range(0, 300), range(0, 300).map((l) => (l % 3) + 1));
+    expect(reopened.search(vectorOf(1), 5, Uint32Array.of(2))[0].label).toBe(1);
+  });
+
+  it('refuses allowed keys that are not a Uint32Array', async () => {
+    const index = await filled(50, 2);
+    expect(() => index.search(vectorOf(1), 5, [1, 2] as unknown as Uint32Array)).toThrow(/Uint32Array/);
+    expect(() => index.setKeys([1], [-1])).toThrow(/unsigned/);
+  });
+});

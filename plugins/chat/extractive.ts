@@ -1,0 +1,178 @@
+import type { SourceView } from '../conversations/index.js';
+import { STOPWORDS, queryWords } from '../retrieval/index.js';
+
+/**
+ * Extractive answers (no chat model): the sentences or lines of the found passages that best answer
+ * the question, scored by both arms (the question's rare words, and the embedder's similarity when one
+ * is installed), near-repeats left out, in about EXTRACTIVE_WORDS words; each quote keeps its marker.
+ */
+export const EXTRACTIVE_WORDS = 120;
+
+export interface ExtractiveSettings {
+  /** About how many words the quotes hold at most. */
+  words: number;
+  /** Share of the score from the keyword arm when both arms score; the rest is the embedder's. */
+  keywordShare: number;
+  /** The retrieval's order still counts: a sentence of the first passage gains this much over one of the last. */
+  rankBonus: number;
+  /** A sentence is quoted only when its arms score at least this share of the best sentence's: the budget is a ceiling, not a quota. */
+  minRelative: number;
+  /** Word-set Jaccard at or above which a sentence repeats one already quoted. */
+  repeatJaccard: number;
+}
+
+/** Chosen on the dev half of the real-collection evaluation (docs/retrieval-quality.md). */
+export const EXTRACTIVE_SETTINGS: ExtractiveSettings = { words: EXTRACTIVE_WORDS, keywordShare: 0.3, rankBonus: 0.15, minRelative: 0.4, repeatJaccard: 0.6 };
+
+/** After a sentence's end mark, not after an abbreviation ("e.g.", "i.e.", "etc.", "vs."). */
+const SENTENCE_END = /(?<!\b(?:e\.g|i\.e|etc|vs|cf)\.)(?<=[.!?…。！？]["'”’)\]]?)\s+(?=\S)/gi;
+/** A line that starts a block of its own (a list item, a table row, a quote, a heading, a fence): other lines continue a hard-wrapped paragraph. */
+const BLOCK_START = /^\s*(?:[-*+>|]\s?|\d+[.)]\s|#{1,6}\s|```|~~~)/;
+const HAS_WORD = /[\p{L}\p{N}]/u;
+
+export interface Quote {
+  source: SourceView;
+  text: string;
+}
+
+/** Embeds texts with the embedder in force (null when none is installed: the keyword arm decides alone). */
+export type EmbedTexts = ((texts: string[]) => Promise<Float32Array[]>) | null;
+
+interface Sentence {
+  source: SourceView;
+  /** Its place among the passages' sentences: quotes read in the passages' order. */
+  order: number;
+  /** Where it lies in its source's text: a quote is always a verbatim slice. */
+  start: number;
+  end: number;
+  text: string;
+  words: Set<string>;
+  /** Both arms, 0..1. */
+  relevance: number;
+  /** Relevance and the passage's rank. */
+  score: number;
+}
+
+const stem = (word: string) => word.replace(/(ies|es|s|ing|ed|ly)$/, '') || word;
+const contentWords = (text: string) => new Set(queryWords(text).filter((word) => word.length > 1 && !STOPWORDS.has(word)).map(stem));
+
+/** Blocks of a passage as [start, end) offsets: a blank line or a BLOCK_START line begins one; hard-wrapped lines of a paragraph stay together. */
+function blocksOf(text: string): Array<[number, number]> {
+  const blocks: Array<[number, number]> = [];
+  let offset = 0;
+  for (const line of text.split('\n')) {
+    const end = offset + line.length;
+    const last = blocks.at(-1);
+    if (line.trim() && last && last[1] === offset - 1 && !BLOCK_START.test(line)) last[1] = end;
+    else if (line.trim()) blocks.push([offset, end]);
+    offset = end + 1;
+  }
+  return blocks;
+}
+
+/** The sentences of each block of each passage; pieces without a word (fences, rules) are left out. */
+function sentencesOf(sources: SourceView[]): Sentence[] {
+  const sentences: Sentence[] = [];
+  const add = (source: SourceView, start: number, end: number) => {
+    const raw = source.text.slice(start, end);
+    const lead = raw.length - raw.trimStart().length;
+    const text = raw.trim();
+    if (HAS_WORD.test(text)) sentences.push({ source, order: sentences.length, start: start + lead, end: start + lead + text.length, text, words: contentWords(text), relevance: 0, score: 0 });
+  };
+  for (const source of sources) {
+    for (const [start, end] of blocksOf(source.text)) {
+      let from = start;
+      for (const boundary of source.text.slice(start, end).matchAll(SENTENCE_END)) {
+        add(source, from, start + boundary.index);
+        from = start + boundary.index + boundary[0].length;
+      }
+      add(source, from, end);
+    }
+  }
+  return sentences;
+}
+
+/** The question's words found in a sentence, each weighed by its rarity among the sentences (idf), relative to the best sentence. */
+function keywordScores(sentences: Sentence[], query: Set<string>): number[] {
+  const df = new Map<string, number>();
+  for (const sentence of sentences) for (const word of sentence.words) if (query.has(word)) df.set(word, (df.get(word) ?? 0) + 1);
+  const raw = sentences.map((sentence) => [...sentence.words].reduce((sum, word) => sum + (df.has(word) ? Math.log(1 + sentences.length / df.get(word)!) : 0), 0));
+  const best = Math.max(...raw);
+  return raw.map((score) => (best > 0 ? score / best : 0));
+}
+
+/** Cosine of each sentence with the question, min-max scaled over the sentences. */
+async function vectorScores(sentences: Sentence[], query: string, embed: NonNullable<EmbedTexts>): Promise<number[]> {
+  const [queryVector, ...vectors] = await embed([query, ...sentences.map((sentence) => sentence.text)]);
+  const cosines = vectors.map((vector) => cosine(queryVector, vector));
+  const low = Math.min(...cosines);
+  const span = Math.max(...cosines) - low;
+  return cosines.map((value) => (span > 0 ? (value - low) / span : 0));
+}
+
+function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  return na && nb ? dot / Math.sqrt(na * nb) : 0;
+}
+
+function jaccard(a: Set<string>, b: Set<string>): number {
+  let common = 0;
+  for (const word of a) if (b.has(word)) common++;
+  const union = a.size + b.size - common;
+  return union ? common / union : 1;
+}
+
+const wordCount = (text: string) => text.split(/\s+/).filter(Boolean).length;
+
+/** At most `words` words of a text, cut at a word with an ellipsis. */
+function clipped(text: string, words: number): string {
+  const all = text.split(/\s+/).filter(Boolean);
+  return all.length <= words ? text : `${all.slice(0, words).join(' ')} …`;
+}
+
+/** The best sentences, best first, until about `settings.words` words; then in the passages' order, neighbours of one passage joined into one quote. */
+export async function extractiveQuotes(query: string, sources: SourceView[], embed: EmbedTexts, settings = EXTRACTIVE_SETTINGS): Promise<Quote[]> {
+  const sentences = sentencesOf(sources);
+  if (!sentences.length) return [];
+  const wanted = contentWords(query);
+  const keyword = keywordScores(sentences, wanted);
+  // An embedder that fails here (busy, being replaced) leaves the keyword arm to decide: the answer still comes.
+  const vector = embed ? await vectorScores(sentences, query, embed).catch(() => null) : null;
+  const last = Math.max(1, sources.length - 1);
+  sentences.forEach((sentence, i) => {
+    sentence.relevance = vector ? settings.keywordShare * keyword[i] + (1 - settings.keywordShare) * vector[i] : keyword[i];
+    sentence.score = sentence.relevance + settings.rankBonus * (1 - sources.indexOf(sentence.source) / last);
+  });
+  const floor = settings.minRelative * Math.max(...sentences.map((sentence) => sentence.relevance));
+
+  const chosen: Sentence[] = [];
+  let words = 0;
+  for (const sentence of [...sentences].sort((a, b) => b.score - a.score || a.order - b.order)) {
+    if (words >= settings.words) break;
+    if (chosen.length && sentence.relevance < floor) continue;
+    if (chosen.some((other) => jaccard(other.words, sentence.words) >= settings.repeatJaccard)) continue;
+    const count = wordCount(sentence.text);
+    if (chosen.length && words + count > settings.words * 1.2) continue;
+    chosen.push(sentence);
+    words += count;
+  }
+  return joinNeighbours(chosen.sort((a, b) => a.order - b.order), settings.words);
+}
+
+/** Neighbouring sentences of one passage become one quote, sliced from the passage as written; a quote over the budget is clipped. */
+function joinNeighbours(sentences: Sentence[], words: number): Quote[] {
+  const runs: Array<{ source: SourceView; start: number; end: number; last: number }> = [];
+  for (const sentence of sentences) {
+    const previous = runs.at(-1);
+    if (previous && previous.source === sentence.source && previous.last === sentence.order - 1) Object.assign(previous, { end: sentence.end, last: sentence.order });
+    else runs.push({ source: sentence.source, start: sentence.start, end: sentence.end, last: sentence.order });
+  }
+  return runs.map(({ source, start, end }) => ({ source, text: clipped(source.text.slice(start, end), words) }));
+}

@@ -1,0 +1,11 @@
+import { type RawBuilder, sql } from 'kysely';
+
+/**
+ * The one access test in SQL: true when the JSON `groups` column (a document's allowed groups, as
+ * `table.groups`) names one of the reader's groups (a JSON array, or a '$name' placeholder of a
+ * prepared query). Every read of document content (search, chat, documents, conversations, jobs)
+ * puts it in its WHERE clause: results are never trimmed afterwards.
+ */
+export function readableBy(groupsColumn: string, readerGroups: string): RawBuilder<boolean> {
+  return sql<boolean>`exists (select 1 from json_each(${sql.ref(groupsColumn)}) acl where acl.value in (select value from json_each(${readerGroups})))`;
+}

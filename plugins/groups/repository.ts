@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import { type Selectable, sql } from 'kysely';
+import type { Db } from '../../core/db/database.js';
+import type { GroupsTable } from '../../core/db/schema.js';
+import { readableBy } from './readable.js';
+
+export type GroupRow = Selectable<GroupsTable>;
+export type AccessSource = 'connectors' | 'integrations';
+
+/** Tables whose JSON `groups` column names groups: members (users), ACLs (documents) and source defaults. */
+const NAMING_TABLES = ['users', 'documents', 'connectors', 'integrations'] as const;
+
+/**
+ * SQL of groups: the groups table, memberships (users.groups) and the allowed groups of documents and
+ * their sources (documents.groups, connectors.groups, integrations.groups), all JSON arrays of names.
+ */
+export class GroupsRepository {
+  constructor(private readonly db: Db) {}
+
+  list(): Promise<Array<GroupRow & { member_count: number }>> {
+    return this.db
+      .selectFrom('groups')
+      .selectAll('groups')
+      .select(sql<number>`case when groups.id = 'everyone' then (select count(*) from users)
+        else (select count(*) from users u where exists (select 1 from json_each(u.groups) m where m.value = groups.name)) end`.as('member_count'))
+      .orderBy(sql`groups.id <> 'everyone'`)
+      .orderBy(sql`lower(groups.name)`)
+      .execute();
+  }
+
+  find(id: string): Promise<GroupRow | undefined> {
+    return this.db.selectFrom('groups').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** The groups of these names, matched in any case. */
+  findByNames(names: string[]): Promise<GroupRow[]> {
+    if (!names.length) return Promise.resolve([]);
+    const lowered = names.map((name) => name.toLowerCase());
+    return this.db.selectFrom('groups').selectAll().where(sql<string>`lower(name)`, 'in', lowered).execute();
+  }
+
+  async insert(name: string, origin: 'local' | 'oidc', now: number): Promise<GroupRow> {
+    const row: GroupRow = { id: randomUUID(), name, origin, created_at: now, updated_at: now };
+    await this.db.insertInto('groups').values(row).onConflict((oc) => oc.doNothing()).execute();
+    return (await this.findByNames([name]))[0] ?? row;
+  }
+
+  /** Renames the group and every JSON array that names it, in one transaction. */
+  async rename(from: string, to: string, now: number): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('groups').set({ name: to, updated_at: now }).where('name', '=', from).execute();
+      for (const table of NAMING_TABLES) await replaceName(trx, table, from, to);
+    });
+  }
+
+  /** Removes the group and its name from every member, document and source. */
+  async delete(name: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('groups').where('name', '=', name).execute();
+      for (const table of NAMING_TABLES) await replaceName(trx, table, name, null);
+    });
+  }
+
+  /** Documents and sources that only this group may read: deleting it would leave them to nobody. */
+  async onlyReaders(name: string): Promise<number> {
+    let total = 0;
+    for (const table of ['documents', 'connectors', 'integrations'] as const) {
+      const row = await sql<{ n: number }>`select count(*) as n from ${sql.table(table)} t
+        where exists (select 1 from json_each(t.groups) g where g.value = ${name})
+          and not exists (select 1 from json_each(t.groups) g where g.value <> ${name})`.execute(this.db);
+      total += Number(row.rows[0].n);
+    }
+    return total;
+  }
+
+  members(name: string): Promise<Array<{ id: string; username: string; role: string; auth_source: string }>> {
+    const query = this.db.selectFrom('users').select(['id', 'username', 'role', 'auth_source']).orderBy(sql`lower(username)`);
+    if (name === 'everyone') return query.execute();
+    return query.where(sql<boolean>`exists (select 1 from json_each(users.groups) m where m.value = ${name})`).execute();
+  }
+
+  /** The group names the user is a member of; undefined when there is no such user. */
+  async memberOf(userId: string): Promise<string[] | undefined> {
+    const row = await this.db.selectFrom('users').select('groups').where('id', '=', userId).executeTakeFirst();
+    return row ? (JSON.parse(row.groups) as string[]) : undefined;
+  }
+
+  async setMemberships(userId: string, groups: string[]): Promise<void> {
+    await this.db.updateTable('users').set({ groups: JSON.stringify(groups) }).where('id', '=', userId).execute();
+  }
+
+  async documentGroups(documentId: string): Promise<string[] | undefined> {
+    const row = await this.db.selectFrom('documents').select('groups').where('id', '=', documentId).executeTakeFirst();
+    return row ? (JSON.parse(row.groups) as string[]) : undefined;
+  }
+
+  /** Which of these documents the reader's groups may read. */
+  async readableDocuments(ids: string[], groups: string[]): Promise<Set<string>> {
+    if (!ids.length) return new Set();
+    const rows = await this.db.selectFrom('documents').select('id').where('id', 'in', ids).where(readableBy('documents.groups', JSON.stringify(groups))).execute();
+    return new Set(rows.map((row) => row.id));
+  }
+
+  /** Sets a document's allowed groups; false when there is no such document. */
+  async setDocumentGroups(documentId: string, groups: string[], now: number): Promise<boolean> {
+    const result = await this.db.updateTable('documents').set({ groups: JSON.stringify(groups), updated_at: now }).where('id', '=', documentId).executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /** Sets a source's groups and those of every document it brought in; false when there is no such source. */
+  async setSourceGroups(source: AccessSource, id: string, groups: string[], now: number): Promise<boolean> {
+    const json = JSON.stringify(groups);
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx.updateTable(source).set({ groups: json, updated_at: now }).where('id', '=', id).executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return false;
+      const sourceType = source === 'connectors' ? 'connector' : 'integration';
+      await trx.updateTable('documents').set({ groups: json, updated_at: now }).where('source_type', '=', sourceType).where('source_id', '=', id).execute();
+      return true;
+    });
+  }
+
+  async sourceGroups(source: AccessSource, id: string): Promise<string[] | undefined> {
+    const row = await this.db.selectFrom(source).select('groups').where('id', '=', id).executeTakeFirst();
+    return row ? (JSON.parse(row.groups) as string[]) : undefined;
+  }
+}
+
+/** Replaces (or, with null, removes) a name in every row's JSON `groups` array that holds it. */
+async function replaceName(db: Db, table: (typeof NAMING_TABLES)[number], from: string, to: string | null): Promise<void> {
+  const replacement = to === null ? sql`(select json_group_array(value) from json_each(t.groups) where value <> ${from})`
+    : sql`(select json_group_array(case when value = ${from} then ${to} else value end) from json_each(t.groups))`;
+  await sql`update ${sql.table(table)} as t set groups = ${replacement}
+    where exists (select 1 from json_each(t.groups) where value = ${from})`.execute(db);
+}

@@ -1,0 +1,201 @@
+import { clock } from '../../core/clock.js';
+import { badRequest, conflict, notFound } from '../../core/errors.js';
+import { type Entitlement, tierAtLeast } from '../../core/tiers.js';
+import type { AccessSource, GroupRow, GroupsRepository } from './repository.js';
+
+export const EVERYONE = 'everyone';
+
+export interface GroupView {
+  id: string;
+  name: string;
+  builtin: boolean;
+  origin: GroupRow['origin'];
+  member_count: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** After a membership changed: the user's cached identity must be dropped (sessions). */
+type MembershipListener = (userId: string) => void;
+
+/**
+ * Groups and access rules. `everyone` is built in: every user is in it and it cannot be renamed,
+ * deleted or joined by hand. Retrieval asks readerGroups() on every query, so a change of membership
+ * or of a document's groups holds from the next query on, with nothing re-embedded.
+ */
+export class GroupsService {
+  private readonly listeners: MembershipListener[] = [];
+
+  constructor(private readonly repository: GroupsRepository, private readonly entitlement: Entitlement) {}
+
+  onMembershipChange(listener: MembershipListener): void {
+    this.listeners.push(listener);
+  }
+
+  /** Below ENTERPRISE only `everyone` is shown anywhere (a user's groups, a document's). */
+  visible(groups: string[]): string[] {
+    return tierAtLeast(this.entitlement.tier(), 'ENTERPRISE') ? groups : [EVERYONE];
+  }
+
+  /** The groups whose documents this user may read, read from the database now (never from a cache); none for an unknown user. */
+  async readerGroups(userId: string): Promise<string[]> {
+    const groups = await this.repository.memberOf(userId);
+    return groups ? [...new Set([EVERYONE, ...groups])] : [];
+  }
+
+  /**
+   * A job as this reader may see it: the documents it names are cut to those they may read, and a job
+   * about documents none of which they may read is not theirs to see (undefined). The jobs live in memory,
+   * so this is the one place where the access test runs after the read.
+   */
+  async visibleJob<T extends { subject?: Record<string, string | string[]> }>(job: T, groups: string[]): Promise<T | undefined> {
+    const ids = job.subject?.document_ids;
+    if (!Array.isArray(ids) || !ids.length) return job;
+    const readable = await this.repository.readableDocuments(ids, groups);
+    if (!readable.size) return undefined;
+    return { ...job, subject: { ...job.subject, document_ids: ids.filter((id) => readable.has(id)) } };
+  }
+
+  async list(): Promise<GroupView[]> {
+    return (await this.repository.list()).map((row) => toGroupView(row, row.member_count));
+  }
+
+  async get(id: string): Promise<GroupView> {
+    const group = await this.find(id);
+    return toGroupView(group, (await this.repository.members(group.name)).length);
+  }
+
+  async create(name: string): Promise<GroupView> {
+    const clean = name.trim();
+    if ((await this.repository.findByNames([clean])).length) throw conflict('group_exists', 'A group with this name already exists', 'body.name');
+    const row = await this.repository.insert(clean, 'local', clock.now());
+    return toGroupView(row, 0);
+  }
+
+  async rename(id: string, name: string): Promise<GroupView> {
+    const group = this.mutable(await this.find(id));
+    const clean = name.trim();
+    const taken = await this.repository.findByNames([clean]);
+    if (taken.some((other) => other.id !== group.id)) throw conflict('group_exists', 'A group with this name already exists', 'body.name');
+    await this.repository.rename(group.name, clean, clock.now());
+    await this.notifyMembers(clean);
+    return this.get(id);
+  }
+
+  async delete(id: string): Promise<GroupView> {
+    const group = this.mutable(await this.find(id));
+    const stranded = await this.repository.onlyReaders(group.name);
+    if (stranded) throw conflict('group_in_use', `${stranded} document(s) or source(s) are readable by this group alone: give them other groups first`);
+    const members = await this.repository.members(group.name);
+    await this.repository.delete(group.name);
+    for (const member of members) this.notify(member.id);
+    return toGroupView(group, 0);
+  }
+
+  async members(id: string): Promise<Array<{ id: string; username: string; role: string; auth_source: string }>> {
+    return this.repository.members((await this.find(id)).name);
+  }
+
+  async addMember(id: string, userId: string): Promise<void> {
+    const group = this.mutable(await this.find(id));
+    const groups = await this.memberships(userId);
+    if (!groups.includes(group.name)) await this.repository.setMemberships(userId, [...groups, group.name]);
+    this.notify(userId);
+  }
+
+  async removeMember(id: string, userId: string): Promise<void> {
+    const group = this.mutable(await this.find(id));
+    const groups = await this.memberships(userId);
+    await this.repository.setMemberships(userId, groups.filter((name) => name !== group.name));
+    this.notify(userId);
+  }
+
+  /**
+   * Group names from an identity provider's claim, at a user's first sign-in: missing ones are created
+   * (origin oidc); returns the canonical names, `everyone` first.
+   */
+  async ensureClaimGroups(names: string[]): Promise<string[]> {
+    const wanted = [...new Set(names.map((name) => name.trim()).filter((name) => name && name.length <= 128 && name.toLowerCase() !== EVERYONE))];
+    const canonical = [EVERYONE];
+    for (const name of wanted) {
+      const [existing] = await this.repository.findByNames([name]);
+      canonical.push((existing ?? (await this.repository.insert(name, 'oidc', clock.now()))).name);
+    }
+    return [...new Set(canonical)];
+  }
+
+  /** Checks group names given for a document or source; returns them as the groups table spells them. */
+  async canonicalNames(names: string[], field: string): Promise<string[]> {
+    const found = await this.repository.findByNames(names);
+    const byLower = new Map(found.map((group) => [group.name.toLowerCase(), group.name]));
+    const missing = names.filter((name) => !byLower.has(name.toLowerCase()));
+    if (missing.length) throw badRequest('unknown_group', `No such group: ${missing.join(', ')}`, field);
+    return [...new Set(names.map((name) => byLower.get(name.toLowerCase())!))];
+  }
+
+  /**
+   * Sets a document's allowed groups. Only a reader of the document may (an editor outside its groups
+   * gets 404, as if it did not exist: else they could grant themselves access).
+   */
+  async setDocumentGroups(documentId: string, names: string[], reader: string[]): Promise<string[]> {
+    const current = await this.repository.documentGroups(documentId);
+    if (!current || !shares(current, reader)) throw notFound('Document');
+    const groups = await this.canonicalNames(names, 'body.groups');
+    if (!(await this.repository.setDocumentGroups(documentId, groups, clock.now()))) throw notFound('Document');
+    return groups;
+  }
+
+  /** Sets a source's groups and its documents'; the same rule: only a reader of the source's documents may. */
+  async setSourceGroups(source: AccessSource, id: string, names: string[], reader: string[]): Promise<string[]> {
+    await this.sourceGroups(source, id, reader);
+    const groups = await this.canonicalNames(names, 'body.groups');
+    if (!(await this.repository.setSourceGroups(source, id, groups, clock.now()))) throw notFound(sourceWord(source));
+    return groups;
+  }
+
+  async sourceGroups(source: AccessSource, id: string, reader: string[]): Promise<string[]> {
+    const groups = await this.repository.sourceGroups(source, id);
+    if (!groups || !shares(groups, reader)) throw notFound(sourceWord(source));
+    return groups;
+  }
+
+  private async find(id: string): Promise<GroupRow> {
+    const group = await this.repository.find(id);
+    if (!group) throw notFound('Group');
+    return group;
+  }
+
+  private mutable(group: GroupRow): GroupRow {
+    if (group.id === EVERYONE) throw conflict('builtin_group', 'The built-in group everyone holds every user and cannot be changed');
+    return group;
+  }
+
+  private async memberships(userId: string): Promise<string[]> {
+    const groups = await this.repository.memberOf(userId);
+    if (!groups) throw notFound('User');
+    return groups;
+  }
+
+  private async notifyMembers(name: string): Promise<void> {
+    for (const member of await this.repository.members(name)) this.notify(member.id);
+  }
+
+  private notify(userId: string): void {
+    for (const listener of this.listeners) listener(userId);
+  }
+}
+
+const shares = (allowed: string[], reader: string[]) => allowed.some((group) => reader.includes(group));
+const sourceWord = (source: AccessSource) => (source === 'connectors' ? 'Connector' : 'Integration');
+
+function toGroupView(row: GroupRow, memberCount: number): GroupView {
+  return {
+    id: row.id,
+    name: row.name,
+    builtin: row.id === EVERYONE,
+    origin: row.origin,
+    member_count: memberCount,
+    created_at: clock.iso(row.created_at),
+    updated_at: clock.iso(row.updated_at),
+  };
+}

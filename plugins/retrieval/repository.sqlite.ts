@@ -1,0 +1,149 @@
+import { sql } from 'kysely';
+import type { Db } from '../../core/db/database.js';
+import { prepared } from '../../core/db/prepared.js';
+import { readableBy } from '../groups/index.js';
+import { probedFrequency, quoteTerm } from './keyword-query.js';
+
+/** A chunk as search returns it, with its document's filename. */
+export interface ChunkHit {
+  rowid: number;
+  chunk_id: string;
+  document_id: string;
+  filename: string;
+  page: number | null;
+  heading: string | null;
+  text: string;
+}
+
+interface RankedRowid {
+  rowid: number;
+  /** -bm25: higher is better. */
+  score: number;
+}
+
+/** Restricts which chunks may be returned; an absent field does not restrict. */
+export interface SearchFilters {
+  document_ids?: string[];
+  /** Chunks whose metadata (metadata rules) has each of these values; applied inside the keyword SQL and the vector search. */
+  metadata?: Array<{ field: string; value: string }>;
+}
+
+/** Who reads and what they narrowed it to: every query of content takes it. */
+export interface ReadScope extends SearchFilters {
+  /** The reader's groups (documents.groups must name one of them): never absent. */
+  groups: string[];
+}
+
+/**
+ * Rowids of the chunks that have every (field, value) of $meta (a JSON array, or null for no condition).
+ * Uncorrelated: SQLite builds the set once per query from the (field_name, value) index.
+ */
+const metadataRowids = () => sql`select m.chunk_rowid from chunk_metadata m
+  join json_each(${'$meta'}) f on m.field_name = json_extract(f.value, '$.field') and m.value = json_extract(f.value, '$.value')
+  group by m.chunk_rowid having count(*) = json_array_length(${'$meta'})`;
+
+const metadataParam = (metadata: SearchFilters['metadata']) => (metadata?.length ? JSON.stringify(metadata) : null);
+
+/** Parameters of the access conditions, shared by the prepared queries below. */
+const scopeParams = (scope: ReadScope) => ({
+  groups: JSON.stringify(scope.groups),
+  documentIds: scope.document_ids ? JSON.stringify(scope.document_ids) : null,
+});
+
+/** SQL of retrieval, reads only: FTS5 keyword ranking over chunks_fts and chunk lookups by rowid, each compiled once. */
+export class RetrievalRepository {
+  private readonly span;
+  private readonly probe;
+  private readonly floor;
+  private readonly ranked;
+  private readonly chunks;
+  private readonly keys;
+  private readonly metadataRowids;
+
+  constructor(private readonly db: Db) {
+    const run = db as never;
+    // Two subqueries: SQLite reads min() and max() off the rowid b-tree only when each stands alone.
+    this.span = prepared<{ first: number | null; last: number | null }, Record<string, never>>(
+      run,
+      sql<{ first: number | null; last: number | null }>`select (select min(rowid) from chunks) as first, (select max(rowid) from chunks) as last`.compile(db),
+    );
+    this.probe = prepared<{ n: number; last: number | null }, { match: string; cap: number }>(
+      run,
+      sql<{ n: number; last: number | null }>`select count(*) as n, max(rowid) as last from (select rowid from chunks_fts where chunks_fts match ${'$match'} limit ${'$cap'})`.compile(db),
+    );
+    this.floor = prepared<{ rowid: number }, { match: string; offset: number; meta: string | null }>(
+      run,
+      sql<{ rowid: number }>`select rowid from chunks_fts where chunks_fts match ${'$match'}
+        and (${'$meta'} is null or rowid in (${metadataRowids()})) order by rowid desc limit 1 offset ${'$offset'}`.compile(db),
+    );
+    const visible = sql`d.status = 'indexed' and ${readableBy('d.groups', '$groups')}
+      and (${'$documentIds'} is null or d.id in (select value from json_each(${'$documentIds'})))`;
+    // ORDER BY bm25() rather than rank: FTS5's rank sorter scores every match and ignores the rowid bound.
+    // The reader's access is a condition of the ranking itself: rows they may not read are never ranked.
+    this.ranked = prepared<{ rowid: number; bm25: number }, { match: string; minRowid: number; limit: number; groups: string; documentIds: string | null; meta: string | null }>(
+      run,
+      sql<{ rowid: number; bm25: number }>`select chunks_fts.rowid as rowid, bm25(chunks_fts) as bm25 from chunks_fts
+        cross join chunks c on c.rowid = chunks_fts.rowid
+        cross join documents d on d.id = c.document_id
+        where chunks_fts match ${'$match'} and chunks_fts.rowid >= ${'$minRowid'} and ${visible}
+          and (${'$meta'} is null or chunks_fts.rowid in (${metadataRowids()}))
+        order by bm25 limit ${'$limit'}`.compile(db),
+    );
+    this.keys = prepared<{ key: number; readable: number }, { groups: string; documentIds: string | null }>(
+      run,
+      sql<{ key: number; readable: number }>`select d.access_key as key, ${visible} as readable from documents d where d.status = 'indexed'`.compile(db),
+    );
+    // CROSS JOIN keeps the rowid list as the outer loop (else SQLite scans every indexed document's chunks).
+    this.chunks = prepared<ChunkHit, { rowids: string; documentIds: string | null; groups: string }>(
+      run,
+      sql<ChunkHit>`select c.rowid as rowid, c.id as chunk_id, c.document_id, d.filename, c.page, c.heading, c.text
+        from json_each(${'$rowids'}) wanted
+        cross join chunks c on c.rowid = wanted.value
+        cross join documents d on d.id = c.document_id
+        where ${visible}`.compile(db),
+    );
+    this.metadataRowids = prepared<{ chunk_rowid: number }, { meta: string }>(run, sql<{ chunk_rowid: number }>`${metadataRowids()}`.compile(db));
+  }
+
+  /** The chunks that pass a metadata filter: what the vector search may return. */
+  async rowidsWithMetadata(conditions: NonNullable<SearchFilters['metadata']>): Promise<Set<number>> {
+    const rows = await this.metadataRowids({ meta: JSON.stringify(conditions) });
+    return new Set(rows.map((row) => row.chunk_rowid));
+  }
+
+  /** Chunks containing each term, counted up to `cap` and estimated beyond it (see probedFrequency): a common term costs no more than a rare one. */
+  async termFrequencies(terms: string[], cap: number): Promise<number[]> {
+    if (!terms.length) return [];
+    const [rowids] = await this.span({});
+    const frequencies: number[] = [];
+    for (const term of terms) frequencies.push(probedFrequency((await this.probe({ match: quoteTerm(term), cap }))[0], cap, rowids));
+    return frequencies;
+  }
+
+  /** Rowid of the (offset+1)-th newest match, or 0 when fewer rows match. */
+  async newestMatchFloor(match: string, offset: number, metadata?: SearchFilters['metadata']): Promise<number> {
+    return (await this.floor({ match, offset, meta: metadataParam(metadata) }))[0]?.rowid ?? 0;
+  }
+
+  /** Best bm25 matches first among the rows the scope may read, at or above `minRowid`. Text and heading weigh the same. */
+  async keywordRanked(match: string, limit: number, scope: ReadScope, minRowid = 0): Promise<RankedRowid[]> {
+    const rows = await this.ranked({ match, minRowid, limit, ...scopeParams(scope), meta: metadataParam(scope.metadata) });
+    return rows.map((row) => ({ rowid: row.rowid, score: -row.bm25 }));
+  }
+
+  /**
+   * The access keys of the documents the scope may read: the vector search admits their chunks only.
+   * Null when it may read every indexed document: the search then needs no filter (the unfiltered path).
+   */
+  async readableKeys(scope: ReadScope): Promise<Uint32Array | null> {
+    const rows = await this.keys(scopeParams(scope));
+    const readable = rows.filter((row) => row.readable);
+    return readable.length === rows.length ? null : Uint32Array.from(readable, (row) => row.key);
+  }
+
+  /** The chunks of these rowids that may be returned: their document is indexed and the scope may read it. */
+  async chunksByRowid(rowids: number[], scope: ReadScope): Promise<ChunkHit[]> {
+    if (!rowids.length) return [];
+    return this.chunks({ rowids: JSON.stringify(rowids), ...scopeParams(scope) });
+  }
+}

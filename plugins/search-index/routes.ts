@@ -1,0 +1,38 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { conflict } from '../../core/errors.js';
+import { JobView } from '../jobs/index.js';
+
+const IndexStatsView = Type.Object({
+  chunks: Type.Integer(),
+  vectors: Type.Integer(),
+  dimension: Type.Union([Type.Integer(), Type.Null()]),
+  model_id: Type.Union([Type.String(), Type.Null()]),
+  device: Type.Union([Type.String(), Type.Null()]),
+  stale_chunks: Type.Integer({ description: 'Chunks with no vector of the model in force (found by keywords only until embedded)' }),
+  database_bytes: Type.Integer(),
+  vectors_bytes: Type.Integer(),
+  last_rebuild_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+
+export const indexRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/api/index/stats', {
+    config: { access: { role: 'viewer' } },
+    schema: { summary: 'Vector and keyword index statistics', tags: ['index'], response: { 200: IndexStatsView } },
+  }, async () => app.indexAdmin.stats());
+
+  app.post('/api/index/rebuild', {
+    config: { access: { role: 'editor' } },
+    schema: {
+      summary: 'Rebuild the vector index from the database',
+      description: 'A background job (202). Search keeps answering from the current index until the new one is complete. 409 without an embedding model.',
+      tags: ['index'],
+      response: { 202: JobView },
+    },
+  }, async (request, reply) => {
+    if (!app.activeEmbedding.embedder()) throw conflict('embedder_unavailable', 'No embedding model is installed: there are no vectors to rebuild (npm run models -- pull, or import)');
+    const job = await app.indexAdmin.rebuild();
+    request.log.info({ user: app.logPrivacy.caller(request), job: job.id }, 'index rebuild started');
+    return reply.code(202).send(job);
+  });
+};

@@ -1,0 +1,149 @@
+/** Groups API per role and tier, with bad input; document access and the FREE view of users' groups. */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type TestApp, snapshot, startApp } from '../helpers.js';
+import { LICENSE_ENV, applyLicense } from '../fixtures/license.js';
+import { multipartBody } from '../fixtures/multipart.js';
+
+let t: TestApp;
+let admin: string;
+beforeEach(async () => {
+  t = await startApp(LICENSE_ENV);
+  admin = (await t.login()).access;
+});
+afterEach(async () => t.close());
+
+const create = (name: unknown, token = admin) => t.request({ method: 'POST', url: '/api/groups', token, payload: { name } });
+
+describe('groups below ENTERPRISE', () => {
+  it('are 403 tier_required on FREE and PRO, for every role', async () => {
+    for (const tier of ['FREE', 'PRO'] as const) {
+      if (tier === 'PRO') await applyLicense(t, 'PRO');
+      for (const token of [admin, (await t.userWithRole('editor')).access]) {
+        for (const [method, url] of [['GET', '/api/groups'], ['POST', '/api/groups'], ['PUT', '/api/documents/x/access'], ['GET', '/api/connectors/x/access']] as const) {
+          const res = await t.request({ method, url, token, ...(method !== 'GET' ? { payload: { name: 'x', groups: ['everyone'] } } : {}) });
+          expect(res.statusCode, `${tier} ${method} ${url}`).toBe(403);
+          expect(res.json().error.code).toBe('tier_required');
+        }
+      }
+    }
+  });
+
+  it('show only everyone in users, even for an OIDC claim group stored before the downgrade', async () => {
+    const user = await t.userWithRole('viewer', 'claimed');
+    await t.app.db.updateTable('users').set({ groups: JSON.stringify(['everyone', 'engineering']) }).where('id', '=', user.id).execute();
+    const list = await t.request({ method: 'GET', url: '/api/auth/users', token: admin });
+    expect(list.json().users.find((u: { id: string }) => u.id === user.id).groups).toEqual(['everyone']);
+    const me = await t.request({ method: 'GET', url: '/api/auth/me', token: user.access });
+    expect(me.json().groups).toEqual(['everyone']);
+    await applyLicense(t, 'ENTERPRISE');
+    const shown = await t.request({ method: 'GET', url: `/api/auth/users/${user.id}`, token: admin });
+    expect(shown.json().groups).toEqual(['everyone', 'engineering']);
+  });
+});
+
+describe('groups on ENTERPRISE', () => {
+  beforeEach(async () => applyLicense(t, 'ENTERPRISE'));
+
+  it('lists everyone first, built in, holding every user', async () => {
+    await t.userWithRole('viewer');
+    const res = await t.request({ method: 'GET', url: '/api/groups', token: admin });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().groups[0]).toMatchObject({ id: 'everyone', name: 'everyone', builtin: true, origin: 'builtin', member_count: 2 });
+  });
+
+  it('lets admins create, rename and delete groups and manage members; editors only read the list; viewers nothing', async () => {
+    const editor = await t.userWithRole('editor');
+    const viewer = await t.userWithRole('viewer');
+    expect((await t.request({ method: 'GET', url: '/api/groups', token: viewer.access })).statusCode).toBe(403);
+    expect((await t.request({ method: 'GET', url: '/api/groups', token: editor.access })).statusCode).toBe(200);
+    expect((await create('sales', editor.access)).statusCode).toBe(403);
+
+    const created = await create('Sales');
+    expect(created.statusCode).toBe(201);
+    const id = created.json().id;
+    expect(created.json()).toMatchObject({ name: 'Sales', builtin: false, origin: 'local', member_count: 0 });
+    expect((await t.request({ method: 'PUT', url: `/api/groups/${id}/members/${viewer.id}`, token: editor.access })).statusCode).toBe(403);
+    expect((await t.request({ method: 'PUT', url: `/api/groups/${id}/members/${viewer.id}`, token: admin })).statusCode).toBe(204);
+    expect((await t.request({ method: 'PUT', url: `/api/groups/${id}/members/${viewer.id}`, token: admin })).statusCode).toBe(204); // idempotent
+    const members = await t.request({ method: 'GET', url: `/api/groups/${id}/members`, token: admin });
+    expect(members.json().members.map((m: { id: string }) => m.id)).toEqual([viewer.id]);
+
+    const renamed = await t.request({ method: 'PUT', url: `/api/groups/${id}`, token: admin, payload: { name: 'Revenue' } });
+    expect(renamed.json()).toMatchObject({ name: 'Revenue', member_count: 1 });
+    const me = await t.request({ method: 'GET', url: '/api/auth/me', token: viewer.access });
+    expect(me.json().groups).toEqual(['everyone', 'Revenue']); // memberships follow the rename
+
+    expect((await t.request({ method: 'DELETE', url: `/api/groups/${id}/members/${viewer.id}`, token: admin })).statusCode).toBe(204);
+    expect((await t.request({ method: 'DELETE', url: `/api/groups/${id}`, token: editor.access })).statusCode).toBe(403);
+    expect((await t.request({ method: 'DELETE', url: `/api/groups/${id}`, token: admin })).statusCode).toBe(204);
+    expect((await t.request({ method: 'GET', url: `/api/groups/${id}`, token: admin })).statusCode).toBe(404);
+  });
+
+  it('refuses bad input with one error shape and changes nothing', async () => {
+    await create('finance');
+    const before = await snapshot(t.app, 'groups');
+    const cases: Array<[unknown, number, string]> = [
+      ['', 400, 'validation_failed'],
+      ['   ', 400, 'validation_failed'],
+      ['x'.repeat(65), 400, 'validation_failed'],
+      ['bad\u0007name', 400, 'validation_failed'],
+      [42, 400, 'validation_failed'],
+      ['FINANCE', 409, 'group_exists'],
+      ['Everyone', 409, 'group_exists'],
+    ];
+    for (const [name, status, code] of cases) {
+      const res = await create(name);
+      expect(res.statusCode, JSON.stringify(name)).toBe(status);
+      expect(res.json().error.code).toBe(code);
+    }
+    const extra = await t.request({ method: 'POST', url: '/api/groups', token: admin, payload: { name: 'ok', role: 'admin' } });
+    expect(extra.statusCode).toBe(400);
+    expect(await snapshot(t.app, 'groups')).toEqual(before);
+  });
+
+  it('never renames, deletes or hand-joins everyone', async () => {
+    const user = await t.userWithRole('viewer');
+    for (const [method, url, payload] of [
+      ['PUT', '/api/groups/everyone', { name: 'all' }],
+      ['DELETE', '/api/groups/everyone', undefined],
+      ['PUT', `/api/groups/everyone/members/${user.id}`, undefined],
+      ['DELETE', `/api/groups/everyone/members/${user.id}`, undefined],
+    ] as const) {
+      const res = await t.request({ method, url, token: admin, ...(payload ? { payload } : {}) });
+      expect(res.statusCode, `${method} ${url}`).toBe(409);
+      expect(res.json().error.code).toBe('builtin_group');
+    }
+  });
+
+  it('answers 404 for unknown groups and users', async () => {
+    const id = (await create('ops')).json().id;
+    expect((await t.request({ method: 'PUT', url: '/api/groups/nope/members/nobody', token: admin })).statusCode).toBe(404);
+    const res = await t.request({ method: 'PUT', url: `/api/groups/${id}/members/nobody`, token: admin });
+    expect(res.statusCode).toBe(404);
+    expect(res.json().error.code).toBe('not_found');
+  });
+
+  it('sets document access by group name; refuses unknown groups and an empty list; will not delete a group that alone reads a document', async () => {
+    const editor = await t.userWithRole('editor');
+    const uploaded = await t.request({ method: 'POST', url: '/api/docs/upload', token: editor.access, ...multipartBody([{ name: 'file', content: 'Some notes about the plan.', filename: 'notes.txt' }]) });
+    const docId = uploaded.json().document.id;
+    const legal = (await create('Legal')).json().id;
+    const put = (groups: unknown, token = editor.access) => t.request({ method: 'PUT', url: `/api/documents/${docId}/access`, token, payload: { groups } });
+    expect((await put([])).statusCode).toBe(400);
+    const unknown = await put(['nosuch']);
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json().error).toMatchObject({ code: 'unknown_group', field: 'body.groups' });
+    const set = await put(['legal']);
+    expect(set.json()).toEqual({ id: docId, groups: ['Legal'] }); // the group's own spelling
+    // The editor is not in Legal: the document is no longer theirs to list, read or re-open.
+    expect((await t.request({ method: 'GET', url: '/api/docs', token: editor.access })).json().total).toBe(0);
+    expect((await put(['everyone'])).statusCode).toBe(404);
+    const refused = await t.request({ method: 'DELETE', url: `/api/groups/${legal}`, token: admin });
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json().error.code).toBe('group_in_use');
+    expect((await t.request({ method: 'PUT', url: `/api/groups/${legal}/members/${editor.id}`, token: admin })).statusCode).toBe(204);
+    expect((await put(['everyone', 'legal'])).statusCode).toBe(200);
+    expect((await t.request({ method: 'DELETE', url: `/api/groups/${legal}`, token: admin })).statusCode).toBe(204);
+    expect((await t.request({ method: 'GET', url: '/api/docs', token: editor.access })).json().total).toBe(1);
+  });
+});
