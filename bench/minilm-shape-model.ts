@@ -154,7 +154,10 @@ function valueInfo(name: string, elemType: number, dims: (number | string)[]): O
 }
 
 /** Serialised ONNX bytes (IR 8) of the encoder with seeded random weights. */
-export function miniLmShapeModelBytes(seed = 42, { fusedAttention = false, int8 = false }: Pick<MiniLmShapeOptions, 'fusedAttention' | 'int8'> = {}): Uint8Array {
+export function miniLmShapeModelBytes(
+  seed = 42,
+  { fusedAttention = false, int8 = false, crossEncoder = false }: Pick<MiniLmShapeOptions, 'fusedAttention' | 'int8'> & { crossEncoder?: boolean } = {},
+): Uint8Array {
   const { vocab, hidden, layers, heads, intermediate, maxPositions, tokenTypes, layerNormEps } = MINILM_ARCHITECTURE;
   const headSize = hidden / heads;
   const opset = fusedAttention ? 12 : 17;
@@ -219,12 +222,18 @@ export function miniLmShapeModelBytes(seed = 42, { fusedAttention = false, int8 
     x = layerNorm(g.op('Add', [linear(gelu, `${p}.output.dense`, intermediate, hidden), attended]), `${p}.output.LayerNorm`, l === layers - 1 ? 'last_hidden_state' : undefined);
   }
 
+  // crossEncoder: BertForSequenceClassification's head, as ms-marco-MiniLM-L-6-v2 has it: the [CLS] row, pooler (dense + tanh), classifier to one logit.
+  if (crossEncoder) {
+    const cls = g.op('Reshape', [g.op('Gather', ['last_hidden_state', g.int64s([0])], { axis: 1 }), g.int64s([0, hidden])]);
+    const pooled = g.op('Tanh', [linear(cls, 'bert.pooler.dense', hidden, hidden)]);
+    g.op('Add', [matmul(pooled, 'classifier', hidden, 1), g.weight('classifier.bias', [1], 0)], {}, 'logits');
+  }
   const graph: OnnxTypes.IGraphProto = {
-    name: int8 ? 'minilm_shape_int8_random' : 'minilm_shape_random',
+    name: `${int8 ? 'minilm_shape_int8_random' : 'minilm_shape_random'}${crossEncoder ? '_cross_encoder' : ''}`,
     node: g.node,
     initializer: g.initializer,
     input: ['input_ids', 'attention_mask', 'token_type_ids'].map((name) => valueInfo(name, INT64, ['batch_size', 'sequence_length'])),
-    output: [valueInfo('last_hidden_state', FLOAT, ['batch_size', 'sequence_length', hidden])],
+    output: [crossEncoder ? valueInfo('logits', FLOAT, ['batch_size', 1]) : valueInfo('last_hidden_state', FLOAT, ['batch_size', 'sequence_length', hidden])],
   };
   return onnx.ModelProto.encode(onnx.ModelProto.create({ irVersion: 8, opsetImport: [{ domain: '', version: opset }], producerName: 'hearth-bench', graph })).finish();
 }

@@ -44,6 +44,8 @@ export interface SeedSettings {
   RAG_LOG_TOKEN_USAGE: boolean;
   RAG_QUERY_REWRITE_ENABLED: boolean;
   RAG_QUERY_REWRITE_MAX_TURNS: number;
+  /** With a chat model: the question searched is widened by a few terms the model suggests (chat/expand.ts). */
+  RAG_QUERY_EXPANSION_ENABLED: boolean;
   RAG_MIN_CHUNK_LENGTH: number;
 }
 export type SeedKey = keyof SeedSettings;
@@ -103,6 +105,8 @@ export interface Config {
   defaultEmbedderDimension: number;
   /** MODEL_WATCH_SECONDS: how often MODEL_DIR is checked for a newly activated embedding model (0: only at start). */
   modelWatchSeconds: number;
+  /** The optional reranker stage (a cross-encoder in MODEL_DIR/rerankers): RERANK_TOP_N fused candidates at most, within RERANK_BUDGET_MS (0: off). */
+  rerank: { topN: number; budgetMs: number };
 
   email: {
     provider: 'console' | 'smtp';
@@ -366,6 +370,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     RAG_LOG_TOKEN_USAGE: bool(env, 'RAG_LOG_TOKEN_USAGE', false),
     RAG_QUERY_REWRITE_ENABLED: bool(env, 'RAG_QUERY_REWRITE_ENABLED', false),
     RAG_QUERY_REWRITE_MAX_TURNS: int(env, 'RAG_QUERY_REWRITE_MAX_TURNS', 3, 1, 50),
+    RAG_QUERY_EXPANSION_ENABLED: bool(env, 'RAG_QUERY_EXPANSION_ENABLED', false),
     RAG_MIN_CHUNK_LENGTH: int(env, 'RAG_MIN_CHUNK_LENGTH', 50, 1, 10_000),
   };
   if (seed.ACCESS_TOKEN_EXPIRE_SECONDS > seed.REFRESH_TOKEN_EXPIRE_SECONDS) {
@@ -431,6 +436,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     defaultEmbedder: oneOf(env, 'HEARTH_DEFAULT_EMBEDDER', ['build', 'off'] as const, 'build', true),
     defaultEmbedderDimension: int(env, 'HEARTH_DEFAULT_EMBEDDER_DIMENSION', 256, 8, 1024),
     modelWatchSeconds: int(env, 'MODEL_WATCH_SECONDS', 10, 0, 3600),
+    rerank: { topN: int(env, 'RERANK_TOP_N', 20, 1, 100), budgetMs: int(env, 'RERANK_BUDGET_MS', 300, 0, 10_000) },
 
     email: {
       provider: emailProvider,

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { tightenFolder } from '../../core/owner-only.js';
 import { importModelFolder, pullModel } from '../../native/embeddings/index.js';
 import { importLlm, pullLlm } from '../../native/llm/index.js';
+import { importReranker } from '../../native/reranker/index.js';
 import {
   DEFAULT_EMBEDDING_PRESET,
   DEFAULT_HUB_URL,
@@ -24,7 +25,8 @@ export const MODELS_USAGE = `hearth models: embedding models under MODEL_DIR/emb
 
   hearth models import DIR [--id ID] [--name NAME] [--licence TEXT] [--max-tokens N] [--file onnx/NAME.onnx] [--no-activate]
       Copies an exported sentence-transformers ONNX folder (model.onnx or onnx/model*.onnx, tokenizer.json,
-      optional tokenizer_config.json and config.json), records sha256, probes the dimension, makes it active.
+      optional tokenizer_config.json and config.json), or a Model2Vec folder (model.safetensors, tokenizer.json,
+      config.json), records sha256, probes the dimension, makes it active.
   hearth models pull [--model ${[...Object.keys(EMBEDDING_PRESETS), ...Object.keys(LLM_PRESETS)].join('|')}] [--no-activate]
       Downloads a recommended model by pinned revision and sha256 (default ${DEFAULT_EMBEDDING_PRESET}); the chat
       model ${Object.keys(LLM_PRESETS).join(', ')} goes to MODEL_DIR/llm.
@@ -34,13 +36,19 @@ export const MODELS_USAGE = `hearth models: embedding models under MODEL_DIR/emb
       vectors on the all-MiniLM-L6-v2 WordPiece vocabulary, ${DEFAULT_EMBEDDER_DIMENSION} dimensions) deterministically,
       with no network, and installs it (sha256, manifest) as the active model. Under a minute on 2 cores.
   hearth models list
-      Installed models; * marks the active one.
+      Installed embedding models and rerankers; * marks the active ones.
   hearth models use ID
       Makes an installed model the active one.
   hearth models import-llm FILE.gguf [--id ID] [--name NAME] [--licence TEXT] [--no-activate]
       Copies a GGUF chat model into MODEL_DIR/llm/<id> (id: the file name), records its sha256, makes it active.
   hearth models use-llm ID
       Makes an installed chat model the active one.
+  hearth models import-reranker DIR [--id ID] [--name NAME] [--licence TEXT] [--max-tokens N] [--file onnx/NAME.onnx] [--no-activate]
+      Copies a cross-encoder ONNX export (e.g. cross-encoder/ms-marco-MiniLM-L-6-v2: model.onnx or onnx/model.onnx,
+      tokenizer.json, optional tokenizer_config.json) into MODEL_DIR/rerankers/<id>, records sha256, runs a probe
+      pair, makes it active. The service loads it at start and reranks the top RERANK_TOP_N fused candidates.
+  hearth models use-reranker ID
+      Makes an installed reranker the active one (restart the service to load it).
 
 MODEL_DIR defaults to DATA_DIR/models (DATA_DIR defaults to ./data), as for the service. Run it as the service's
 user: what it installs is owner-only. \`npm run models -- ARGS\` is the same command from a source checkout.
@@ -135,6 +143,10 @@ export async function main(argv: string[], out = (line: string) => console.log(l
         if (!models.length) out(`no embedding model installed in ${modelDir} (search runs on keywords only)`);
         for (const m of models) out(`${m.id === active ? '*' : ' '} ${describe(m.manifest)}`);
         for (const p of problems) err(`broken: ${p.folder}: ${p.error}`);
+        const rerankers = await listInstalledModels(modelDir, 'reranker');
+        const activeReranker = await readActiveModelId(modelDir, 'reranker');
+        for (const m of rerankers.models) out(`${m.id === activeReranker ? '*' : ' '} reranker ${m.id}  max ${m.manifest.max_tokens} tokens  ${m.manifest.name}  [${m.manifest.licence}]  ${m.manifest.source}`);
+        for (const p of rerankers.problems) err(`broken: ${p.folder}: ${p.error}`);
         return 0;
       }
       case 'use': {
@@ -150,6 +162,21 @@ export async function main(argv: string[], out = (line: string) => console.log(l
         if (!arg) throw new UsageError('import-llm needs a .gguf file');
         const m = await importLlm(arg, { modelDir, id: values.id, name: values.name, licence: values.licence, activate });
         out(`imported chat model ${describeLlm(m)}${activate ? ' (active)' : ''}`);
+        return 0;
+      }
+      case 'import-reranker': {
+        if (!arg) throw new UsageError('import-reranker needs a folder');
+        const m = await importReranker(arg, { modelDir, id: values.id, name: values.name, licence: values.licence, maxTokens: positiveInteger('max-tokens', values['max-tokens']), modelFile: values.file, activate });
+        out(`imported reranker ${m.id}  max ${m.max_tokens} tokens  ${m.name}  [${m.licence}]  ${m.source}${activate ? ' (active)' : ''}`);
+        return 0;
+      }
+      case 'use-reranker': {
+        if (!arg) throw new UsageError('use-reranker needs a model id');
+        await readManifest(modelFolder(modelDir, 'reranker', arg), 'reranker').catch((e: Error) => {
+          throw new Error(`"${arg}" is not an installed reranker: ${e.message}`);
+        });
+        await setActiveModel(modelDir, 'reranker', arg);
+        out(`active reranker: ${arg}`);
         return 0;
       }
       case 'use-llm': {

@@ -1,6 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { installModelFiles, pullPinnedFiles, readManifest, type EmbeddingManifest, type EmbeddingPreset, type PullOptions } from '../model-files/index.js';
+import { installModelFiles, pullPinnedFiles, readManifest, type EmbeddingFormat, type EmbeddingManifest, type EmbeddingPreset, type PullOptions } from '../model-files/index.js';
+import { MODEL2VEC_MAX_TOKENS, Model2VecEmbedder } from './model2vec.js';
 import { OnnxEmbedder } from './onnx-embedder.js';
 
 /** Absolute paths of the files that make an embedding model; they are copied under fixed names. */
@@ -14,6 +15,8 @@ interface ModelSourceFiles {
 interface InstallModelOptions {
   modelDir: string;
   id: string;
+  /** 'onnx' unless given. */
+  format?: EmbeddingFormat;
   files: ModelSourceFiles;
   source: string;
   name?: string;
@@ -33,6 +36,8 @@ const TARGET_NAMES: Record<keyof ModelSourceFiles, string> = {
   tokenizer_config: 'tokenizer_config.json',
   config: 'config.json',
 };
+/** The model file's name inside the model folder, per format. */
+const MODEL_FILE_NAMES: Record<EmbeddingFormat, string> = { onnx: 'model.onnx', model2vec: 'model.safetensors' };
 /** Files the embedder loads; config.json is kept and pinned, not loaded. */
 const LOADED = ['model', 'tokenizer', 'tokenizer_config'] as const;
 
@@ -57,16 +62,20 @@ async function inferMaxTokens(files: ModelSourceFiles): Promise<number> {
   return 512;
 }
 
-/** Loads the staged copy with ONNX Runtime: a model that does not load is refused, and its dimension is read. */
-async function probeDimension(staging: string, id: string, maxTokens: number, hasTokenizerConfig: boolean): Promise<number> {
-  const probe = await OnnxEmbedder.create({
-    modelPath: path.join(staging, TARGET_NAMES.model),
-    tokenizerPath: path.join(staging, TARGET_NAMES.tokenizer),
-    tokenizerConfigPath: hasTokenizerConfig ? path.join(staging, TARGET_NAMES.tokenizer_config) : undefined,
-    modelId: id,
-    maxTokens,
-    device: 'cpu',
-  });
+/** Loads the staged copy as the service will: a model that does not load is refused, and its dimension is read. */
+async function probeDimension(staging: string, id: string, format: EmbeddingFormat, maxTokens: number, hasTokenizerConfig: boolean): Promise<number> {
+  const tokenizerPath = path.join(staging, TARGET_NAMES.tokenizer);
+  const probe =
+    format === 'model2vec'
+      ? await Model2VecEmbedder.create({ tablePath: path.join(staging, MODEL_FILE_NAMES.model2vec), tokenizerPath, modelId: id, maxTokens })
+      : await OnnxEmbedder.create({
+          modelPath: path.join(staging, MODEL_FILE_NAMES.onnx),
+          tokenizerPath,
+          tokenizerConfigPath: hasTokenizerConfig ? path.join(staging, TARGET_NAMES.tokenizer_config) : undefined,
+          modelId: id,
+          maxTokens,
+          device: 'cpu',
+        });
   const dimension = probe.dimension;
   await probe.close();
   return dimension;
@@ -77,10 +86,12 @@ async function probeDimension(staging: string, id: string, maxTokens: number, ha
  * sha256, manifest, ACTIVE), once ONNX Runtime has loaded the copy and reported its dimension.
  */
 export async function installModel(opts: InstallModelOptions): Promise<EmbeddingManifest> {
+  const format = opts.format ?? 'onnx';
+  const names = { ...TARGET_NAMES, model: MODEL_FILE_NAMES[format] };
   const files = Object.fromEntries(
-    (Object.keys(TARGET_NAMES) as (keyof ModelSourceFiles)[]).map((role) => [role, opts.files[role] ? { from: opts.files[role], to: TARGET_NAMES[role] } : undefined]),
+    (Object.keys(names) as (keyof ModelSourceFiles)[]).map((role) => [role, opts.files[role] ? { from: opts.files[role], to: names[role] } : undefined]),
   );
-  const maxTokens = opts.maxTokens ?? (await inferMaxTokens(opts.files));
+  const maxTokens = opts.maxTokens ?? (format === 'model2vec' ? MODEL2VEC_MAX_TOKENS : await inferMaxTokens(opts.files));
   return installModelFiles({
     modelDir: opts.modelDir,
     kind: 'embedding',
@@ -94,7 +105,8 @@ export async function installModel(opts: InstallModelOptions): Promise<Embedding
     method: opts.method,
     activate: opts.activate,
     inspect: async (staging) => ({
-      dimension: await probeDimension(staging, opts.id, maxTokens, !!opts.files.tokenizer_config),
+      ...(format === 'onnx' ? {} : { format }),
+      dimension: await probeDimension(staging, opts.id, format, maxTokens, !!opts.files.tokenizer_config),
       max_tokens: maxTokens,
       pooling: 'mean',
       normalize: true,
@@ -132,10 +144,24 @@ interface ImportOptions {
   activate?: boolean;
 }
 
+/**
+ * A Model2Vec folder: model.safetensors and a config.json that says model2vec (or no ONNX model beside
+ * the table). Its config's `normalize` needs nothing: Hearth normalises every embedder's vectors.
+ */
+async function isModel2VecFolder(dir: string, preferred?: string): Promise<boolean> {
+  if (preferred) return preferred.endsWith('.safetensors');
+  if (!(await exists(path.join(dir, MODEL_FILE_NAMES.model2vec)))) return false;
+  const config = await readJson(path.join(dir, 'config.json'));
+  if (config.model_type === 'model2vec') return true;
+  return !(await findModelFile(dir).then(() => true, () => false));
+}
+
 /** Imports an exported model folder (USB stick, copied hub snapshot, another Hearth's model folder). */
 export async function importModelFolder(dir: string, opts: ImportOptions): Promise<EmbeddingManifest> {
   const src = path.resolve(dir);
-  const model = await findModelFile(src, opts.modelFile);
+  const format: EmbeddingFormat = (await isModel2VecFolder(src, opts.modelFile)) ? 'model2vec' : 'onnx';
+  const model = format === 'model2vec' ? path.resolve(src, opts.modelFile ?? MODEL_FILE_NAMES.model2vec) : await findModelFile(src, opts.modelFile);
+  if (!(await exists(model))) throw new Error(`${model} not found`);
   const tokenizer = path.join(src, 'tokenizer.json');
   if (!(await exists(tokenizer))) throw new Error(`no tokenizer.json in ${src}`);
   const tokenizerConfig = path.join(src, 'tokenizer_config.json');
@@ -159,6 +185,7 @@ export async function importModelFolder(dir: string, opts: ImportOptions): Promi
   return installModel({
     modelDir: opts.modelDir,
     id,
+    format,
     files,
     source: `import:${src}`,
     name: opts.name ?? carried?.name,
@@ -176,6 +203,7 @@ export async function pullModel(opts: PullOptions & { preset: EmbeddingPreset })
     installModel({
       modelDir: opts.modelDir,
       id: preset.id,
+      format: preset.format,
       files: local as unknown as ModelSourceFiles,
       source,
       name: preset.name,

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { modelFolder, readManifest, resolveActiveModel, verifyModelFiles, type EmbeddingManifest } from '../model-files/index.js';
 import type { Embedder } from './embedder.js';
+import { Model2VecEmbedder } from './model2vec.js';
 import { OnnxEmbedder, type EmbedDevice, type EmbedLog } from './onnx-embedder.js';
 
 /** Manifest id plus model sha256 prefix: chunks record which exact weights embedded them. */
@@ -26,6 +27,15 @@ export async function loadEmbedder(options: LoadEmbedderOptions): Promise<Embedd
   if (!model) return null;
   await verifyModelFiles(model);
   const { manifest, folder } = model;
+  if (manifest.format === 'model2vec') {
+    return Model2VecEmbedder.create({
+      tablePath: path.join(folder, manifest.files.model),
+      tokenizerPath: path.join(folder, manifest.files.tokenizer),
+      modelId: embedderModelId(manifest),
+      maxTokens: manifest.max_tokens,
+      dimension: manifest.dimension,
+    });
+  }
   return OnnxEmbedder.create({
     modelPath: path.join(folder, manifest.files.model),
     tokenizerPath: path.join(folder, manifest.files.tokenizer),

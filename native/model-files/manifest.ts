@@ -2,12 +2,13 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /** The kinds of model Hearth installs under MODEL_DIR, each in a folder of its own. */
-export type ModelKind = 'embedding' | 'llm';
+export type ModelKind = 'embedding' | 'llm' | 'reranker';
 
 /** Folder under MODEL_DIR, and the words errors use, per kind. */
 export const MODEL_KINDS: Readonly<Record<ModelKind, { folder: string; label: string }>> = Object.freeze({
   embedding: { folder: 'embeddings', label: 'embedding model' },
   llm: { folder: 'llm', label: 'chat model' },
+  reranker: { folder: 'rerankers', label: 'reranker' },
 });
 
 /** What every manifest.json says, whatever the kind. */
@@ -22,9 +23,14 @@ interface ManifestBase {
   installed_at: string;
 }
 
+export const EMBEDDING_FORMATS = ['onnx', 'model2vec'] as const;
+export type EmbeddingFormat = (typeof EMBEDDING_FORMATS)[number];
+
 /** manifest.json of an installed embedding model, in `${MODEL_DIR}/embeddings/<id>/`. */
 export interface EmbeddingManifest extends ManifestBase {
   kind: 'embedding';
+  /** 'onnx' (the default when absent): a sentence-transformers ONNX export; 'model2vec': a static token table (model.safetensors). */
+  format?: EmbeddingFormat;
   /** File names relative to the model folder. */
   files: { model: string; tokenizer: string; tokenizer_config?: string };
   dimension: number;
@@ -42,7 +48,15 @@ export interface LlmManifest extends ManifestBase {
   bytes: number;
 }
 
-export type ModelManifest<K extends ModelKind = ModelKind> = Extract<EmbeddingManifest | LlmManifest, { kind: K }>;
+/** manifest.json of an installed cross-encoder reranker, in `${MODEL_DIR}/rerankers/<id>/`. */
+export interface RerankerManifest extends ManifestBase {
+  kind: 'reranker';
+  files: { model: string; tokenizer: string; tokenizer_config?: string };
+  /** Longest query + passage pair in tokens; longer passages are cut. */
+  max_tokens: number;
+}
+
+export type ModelManifest<K extends ModelKind = ModelKind> = Extract<EmbeddingManifest | LlmManifest | RerankerManifest, { kind: K }>;
 
 const MANIFEST_FILE = 'manifest.json';
 /** Model ids become folder names: keep them to a safe alphabet. */
@@ -63,6 +77,7 @@ function validateEmbedding(m: Partial<EmbeddingManifest>, bad: (why: string) => 
   if (!Number.isInteger(m.dimension) || m.dimension! <= 0) bad('dimension must be a positive integer');
   if (!Number.isInteger(m.max_tokens) || m.max_tokens! < 2) bad('max_tokens must be an integer ≥ 2');
   if (m.pooling !== 'mean') bad('only pooling "mean" is supported');
+  if (m.format !== undefined && !EMBEDDING_FORMATS.includes(m.format)) bad(`format must be one of ${EMBEDDING_FORMATS.join(', ')}`);
   return m as EmbeddingManifest;
 }
 
@@ -74,13 +89,30 @@ function validateLlm(m: Partial<LlmManifest>, bad: (why: string) => never): LlmM
   return m as LlmManifest;
 }
 
+function validateReranker(m: Partial<RerankerManifest>, bad: (why: string) => never): RerankerManifest {
+  if (m.kind !== 'reranker' || typeof m.id !== 'string' || !MODEL_ID_PATTERN.test(m.id)) bad('not a reranker manifest');
+  if (!m.files || typeof m.files.model !== 'string' || typeof m.files.tokenizer !== 'string') bad('files.model and files.tokenizer are required');
+  for (const name of Object.values(m.files!)) {
+    if (typeof name !== 'string' || name.includes('..') || path.isAbsolute(name)) bad(`file "${String(name)}" must be a relative path inside the model folder`);
+    if (!/^[0-9a-f]{64}$/.test(m.sha256?.[name] ?? '')) bad(`no sha256 for ${name}`);
+  }
+  if (!Number.isInteger(m.max_tokens) || m.max_tokens! < 8) bad('max_tokens must be an integer ≥ 8');
+  return m as RerankerManifest;
+}
+
+const VALIDATORS: Record<ModelKind, (m: never, bad: (why: string) => never) => ModelManifest> = {
+  embedding: validateEmbedding,
+  llm: validateLlm,
+  reranker: validateReranker,
+};
+
 /** Checks a parsed manifest.json of the given kind; `where` names it in the error. */
 function validateManifest<K extends ModelKind>(value: unknown, kind: K, where: string): ModelManifest<K> {
   const bad = (why: string): never => {
     throw new Error(`${MODEL_KINDS[kind].label} manifest ${where}: ${why}`);
   };
   if (!value || typeof value !== 'object') return bad('not a JSON object');
-  return (kind === 'embedding' ? validateEmbedding(value, bad) : validateLlm(value, bad)) as ModelManifest<K>;
+  return VALIDATORS[kind](value as never, bad) as ModelManifest<K>;
 }
 
 export async function readManifest<K extends ModelKind>(folder: string, kind: K): Promise<ModelManifest<K>> {

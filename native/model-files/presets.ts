@@ -1,7 +1,10 @@
+import type { EmbeddingFormat } from './manifest.js';
 import type { PinnedFile, PinnedModel } from './pull.js';
 
 /** An embedding model `models pull` knows: its pins, and its token limit (sentence-transformers' own). */
 export interface EmbeddingPreset extends PinnedModel {
+  /** 'onnx' unless given. */
+  format?: EmbeddingFormat;
   maxTokens: number;
   files: { model: PinnedFile; tokenizer: PinnedFile; tokenizer_config?: PinnedFile; config?: PinnedFile };
 }

@@ -38,6 +38,7 @@ const ChatRetrievalSettings = Type.Object(
     classification: StringEnum(['small_talk', 'document', 'metadata'] as const, { description: 'What the classifier made of the question' }),
     retrieved: Type.Boolean({ description: 'false when small talk was answered without retrieval' }),
     rewritten_query: Type.Union([Type.String(), Type.Null()], { description: 'The standalone query searched for a follow-up (RAG_QUERY_REWRITE_ENABLED), else null' }),
+    expanded_query: Type.Union([Type.String(), Type.Null()], { description: "The question plus the chat model's extra terms, as searched (RAG_QUERY_EXPANSION_ENABLED), else null" }),
   },
   { description: 'Effective retrieval settings for the query' },
 );

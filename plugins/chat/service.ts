@@ -12,6 +12,7 @@ import { MarkerFilter, keepValidMarkers } from './markers.js';
 import { NOTHING_FOUND, extractiveAnswer } from './prompt.js';
 import { relevantResults } from './relevance.js';
 import { type Rewrite, rewriteQuery } from './rewrite.js';
+import { expandQuery } from './expand.js';
 import { type TokenBudget, fitPrompt } from './token-budget.js';
 
 export const CHAT_DEFAULT_K = 5;
@@ -41,6 +42,7 @@ type ChatRetrievalSettings = Partial<RetrievalSettings> & {
   classification: Classification['kind'];
   retrieved: boolean;
   rewritten_query: string | null;
+  expanded_query: string | null;
 };
 
 interface ChatAnswer {
@@ -117,7 +119,7 @@ export class ChatService {
     const classification = await this.classify(request.query, generator, run);
     const rewrite = classification.kind === 'small_talk' ? unchanged(request.query) : await this.rewrite(chat, generator, run.signal);
     timing.classify = elapsed(started);
-    const base = { k: request.k ?? CHAT_DEFAULT_K, mode: request.mode ?? 'hybrid', classification: classification.kind, rewritten_query: rewrite.rewritten };
+    const base = { k: request.k ?? CHAT_DEFAULT_K, mode: request.mode ?? 'hybrid', classification: classification.kind, rewritten_query: rewrite.rewritten, expanded_query: null };
 
     let sources: SourceView[] = [];
     let tokenBudget: TokenBudget | null = null;
@@ -129,9 +131,11 @@ export class ChatService {
       // Every question goes through the hooks: metadata rules classify by their own patterns, not by the hints.
       const hints = classification.kind === 'metadata' ? classification.hints : NO_HINTS;
       const filters = await this.filters(hints, request.query);
-      const search = await this.deps.retrieval.search({ query: rewrite.query, k: base.k, mode: base.mode, filters, groups: chat.groups });
-      settings = { ...search.retrieval_settings, ...base, ...(filters ? { classification: 'metadata' as const } : {}), retrieved: true };
-      sources = relevantResults(search.results, rewrite.query, search.retrieval_settings.score).map(toSource);
+      const expanded = generator ? await this.expand(rewrite.query, generator, run) : null;
+      const query = expanded ?? rewrite.query;
+      const search = await this.deps.retrieval.search({ query, k: base.k, mode: base.mode, filters, groups: chat.groups });
+      settings = { ...search.retrieval_settings, ...base, expanded_query: expanded, ...(filters ? { classification: 'metadata' as const } : {}), retrieved: true };
+      sources = relevantResults(search.results, query, search.retrieval_settings.score).map(toSource);
       timing.retrieve = elapsed(started);
 
       started = performance.now();
@@ -177,6 +181,18 @@ export class ChatService {
       if (signal.aborted) throw new ChatCancelled();
       // The model could not rewrite (busy, failing): the previous questions' terms still can.
       return rewriteQuery(chat.request.query, turns, null, signal);
+    }
+  }
+
+  /** RAG_QUERY_EXPANSION_ENABLED: the model's extra terms, or null (off, none offered, or the model failed). */
+  private async expand(query: string, generator: Generator, run: ChatRun): Promise<string | null> {
+    if (!this.deps.settings.seed('RAG_QUERY_EXPANSION_ENABLED')) return null;
+    try {
+      return await expandQuery(query, generator, run.signal);
+    } catch (err) {
+      if (run.signal.aborted) throw new ChatCancelled();
+      run.log.warn({ err }, 'query expansion failed; searching the question as asked');
+      return null;
     }
   }
 

@@ -44,6 +44,19 @@ export const RetrievalSettingsSchema = Type.Object(
       metadata: Type.Optional(Type.Array(Type.Object({ field: Type.String(), value: Type.String() }), { description: 'Metadata values every chunk had to have (metadata rules matched the question)' })),
     }),
     model_id: Type.Union([Type.String(), Type.Null()]),
+    rerank: Type.Union(
+      [
+        Type.Object({
+          model_id: Type.String(),
+          top_n: Type.Integer({ description: 'RERANK_TOP_N: fused candidates the reranker may score' }),
+          budget_ms: Type.Integer({ description: 'RERANK_BUDGET_MS: time the stage may take per query' }),
+          scored: Type.Integer({ description: 'Candidates scored (fewer than top_n when the budget ran out); they lead the results in the reranker order' }),
+          ms: Type.Number({ description: 'Time the stage took for this query' }),
+        }),
+        Type.Null(),
+      ],
+      { description: 'The cross-encoder stage after fusion; null when no reranker is installed (MODEL_DIR/rerankers) or RERANK_BUDGET_MS is 0' },
+    ),
   },
   { $id: 'RetrievalSettings', description: 'Effective retrieval settings for the query' },
 );

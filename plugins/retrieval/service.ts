@@ -6,6 +6,8 @@ import { searchVectors } from '../search-index/index.js';
 import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, capPerDocument, dropNearDuplicates, fuse, textSignature, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery } from './keyword-query.js';
 import type { ChunkHit, ReadScope, RetrievalRepository, SearchFilters } from './repository.sqlite.js';
+import { RERANK_BATCH, type CrossEncoder } from '../../native/reranker/index.js';
+import { rerankCandidates, type RerankReport, type RerankSettings } from './rerank.js';
 
 export const SEARCH_MODES = ['hybrid', 'vector', 'keyword'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
@@ -65,6 +67,8 @@ export interface RetrievalSettings {
   per_document: number;
   filters: SearchFilters;
   model_id: string | null;
+  /** The cross-encoder stage after fusion; null when no reranker is installed or it is off. */
+  rerank: RerankReport | null;
 }
 
 export interface SearchResponse {
@@ -82,6 +86,7 @@ export class RetrievalService {
     private readonly repository: RetrievalRepository,
     private readonly sources: SearchSources,
     private readonly fusion: FusionSettings = DEFAULT_FUSION,
+    private readonly reranker: { model: CrossEncoder | null; settings: RerankSettings } = { model: null, settings: { topN: 0, budgetMs: 0 } },
   ) {}
 
   async search(request: SearchRequest): Promise<SearchResponse> {
@@ -121,15 +126,18 @@ export class RetrievalService {
     const [vector, keyword] = [vectorList, keywordList].map((list) => dropNearDuplicates(list, signatureOf, n));
     const ranked = modeUsed === 'hybrid' ? fuse(vector, keyword, this.fusion) : modeUsed === 'vector' ? vector : keyword;
     const diverse = capPerDocument(ranked, (item) => hits.get(item.rowid)!.document_id, this.fusion.perDocument);
-    const unique = dropNearDuplicates(diverse, signatureOf, k);
+    const { model: reranker, settings: rerank } = this.reranker;
+    const reranking = reranker && rerank.budgetMs > 0 ? reranker : null;
+    const unique = dropNearDuplicates(diverse, signatureOf, reranking ? Math.max(k, rerank.topN) : k);
+    const reranked = reranking ? await rerankCandidates(reranking, request.query, unique, (item) => hits.get(item.rowid)!.text, rerank, RERANK_BATCH) : null;
 
     return {
-      results: unique.map((item, index) => toResult(hits.get(item.rowid)!, index + 1, item.score)),
-      retrieval_settings: this.settings({ k, mode, modeUsed, n, filters, side }),
+      results: (reranked?.list ?? unique).slice(0, k).map((item, index) => toResult(hits.get(item.rowid)!, index + 1, item.score)),
+      retrieval_settings: { ...this.settings({ k, mode, modeUsed, n, filters, side }), rerank: reranked?.report ?? null },
     };
   }
 
-  private settings(run: { k: number; mode: SearchMode; modeUsed: SearchMode; n: number; filters: SearchFilters; side: VectorSide }): RetrievalSettings {
+  private settings(run: { k: number; mode: SearchMode; modeUsed: SearchMode; n: number; filters: SearchFilters; side: VectorSide }): Omit<RetrievalSettings, 'rerank'> {
     const { k, mode, modeUsed, n, filters, side } = run;
     const hybrid = modeUsed === 'hybrid';
     return {

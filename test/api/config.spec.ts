@@ -38,6 +38,8 @@ describe('config', () => {
     expect(config.tls).toMatchObject({ enabled: false, hstsMaxAge: 31_536_000, ocspStapling: true });
     expect(config.dbPool).toEqual({ size: 10, maxOverflow: 20, timeoutSeconds: 30, recycleSeconds: 1800 });
     expect(config.indexExtractionWorkers).toBe(1);
+    expect(config.rerank).toEqual({ topN: 20, budgetMs: 300 });
+    expect(config.seed.RAG_QUERY_EXPANSION_ENABLED).toBe(false);
   });
 
   it('parses typed values and 0/1 booleans', () => {
@@ -68,6 +70,8 @@ describe('config', () => {
     [{ JOB_STORE_BACKEND: 'redis' }, 'JOB_STORE_BACKEND'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ ACCESS_TOKEN_EXPIRE_SECONDS: '999999' }, 'ACCESS_TOKEN_EXPIRE_SECONDS'],
+    [{ RERANK_TOP_N: '0' }, 'RERANK_TOP_N'],
+    [{ RERANK_BUDGET_MS: 'fast' }, 'RERANK_BUDGET_MS'],
   ])('refuses %o naming %s', (override, variable) => {
     const error = failure({ ...base(), ...override });
     expect(error.variable).toBe(variable);
