@@ -186,7 +186,7 @@ export class ChatService {
 
   /** RAG_QUERY_EXPANSION_ENABLED: the model's extra terms, or null (off, none offered, or the model failed). */
   private async expand(query: string, generator: Generator, run: ChatRun): Promise<string | null> {
-    if (!this.deps.settings.seed('RAG_QUERY_EXPANSION_ENABLED')) return null;
+    if (!this.deps.settings.current('RAG_QUERY_EXPANSION_ENABLED')) return null;
     try {
       return await expandQuery(query, generator, run.signal);
     } catch (err) {
