@@ -66,7 +66,7 @@ describe('the vector index', () => {
     const search = await t.request({ method: 'POST', url: '/api/search', token: (await t.login()).access, payload: { query: 'manual', mode: 'vector' } });
     expect(search.statusCode).toBe(200);
     expect(search.json().results.length).toBeGreaterThan(0);
-  });
+  }, 120_000); // a deadline, not a speed check: two models' indexing on a loaded 2-core box took 30 s
 });
 
 describe('upgrading from the float32 index (sidecar format 1)', () => {
