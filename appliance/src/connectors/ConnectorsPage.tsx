@@ -6,17 +6,21 @@ import { ConfirmDialog } from '../components/ConfirmDialog';
 import { useLoad } from '../components/useLoad';
 import { SourceCard } from '../jobs/SourceCard';
 import { useLatestJobs } from '../jobs/useLatestJobs';
-import { roleAtLeast, session } from '../session/session';
+import { AccessDialog } from '../groups/AccessDialog';
+import { getSourceAccess, setSourceAccess } from '../groups/api';
+import { roleAtLeast, session, tierAtLeast } from '../session/session';
 import { useStore } from '../store';
 import { type Connector, connectorOf, deleteConnector, listConnectors, SCAN_JOB_TYPE, scanConnector, syncAllConnectors } from './api';
 import { ConnectorForm } from './ConnectorForm';
 
-type Editing = { kind: 'new' } | { kind: 'edit'; connector: Connector } | { kind: 'delete'; connector: Connector } | null;
+type Editing = { kind: 'new' } | { kind: 'edit' | 'delete' | 'access'; connector: Connector } | null;
 
 /** Folders on this box indexed in place: admins manage them, editors scan them, everyone sees how the last scan went. */
 export default function ConnectorsPage() {
-  const { user } = useStore(session);
+  const { user, tier } = useStore(session);
   const canScan = roleAtLeast(user?.role, 'editor');
+  // Groups are ENTERPRISE: below it every document is everyone's.
+  const canSetAccess = canScan && tierAtLeast(tier, 'ENTERPRISE');
   const canManage = roleAtLeast(user?.role, 'admin');
   const list = useLoad(listConnectors);
   const connectors = list.value?.connectors ?? null;
@@ -77,6 +81,7 @@ export default function ConnectorsPage() {
               onRun={() => void run(() => scanConnector(connector.id), `A scan of ${connector.name} was started.`)}
               onEdit={() => setEditing({ kind: 'edit', connector })}
               onDelete={() => setEditing({ kind: 'delete', connector })}
+              onAccess={canSetAccess ? () => (setNotice(null), setEditing({ kind: 'access', connector })) : undefined}
             >
               <dt>Folder</dt>
               <dd>
@@ -102,6 +107,25 @@ export default function ConnectorsPage() {
             refresh();
           }}
         />
+      )}
+      {editing?.kind === 'access' && (
+        <AccessDialog
+          title={`Access to ${editing.connector.name}`}
+          subject="this connector's documents"
+          current={async () => (await getSourceAccess('connectors', editing.connector.id)).groups}
+          save={(groups) => setSourceAccess('connectors', editing.connector.id, groups)}
+          onClose={() => setEditing(null)}
+          onSaved={(saved) => {
+            setEditing(null);
+            setNotice(`The ${editing.connector.document_count} documents of ${editing.connector.name}, and those it brings in later, may now be read by: ${saved.groups.join(', ')}.`);
+            refresh();
+          }}
+        >
+          <p>
+            This applies to every document <strong class="untrusted">{editing.connector.name}</strong> brought in ({editing.connector.document_count} now), replacing the groups set on any of
+            them one by one, and to those its later scans bring in.
+          </p>
+        </AccessDialog>
       )}
       {editing?.kind === 'delete' && (
         <ConfirmDialog

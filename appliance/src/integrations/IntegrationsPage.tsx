@@ -6,17 +6,21 @@ import { useLoad } from '../components/useLoad';
 import { Pagination } from '../components/Pagination';
 import { SourceCard } from '../jobs/SourceCard';
 import { useLatestJobs } from '../jobs/useLatestJobs';
-import { roleAtLeast, session } from '../session/session';
+import { AccessDialog } from '../groups/AccessDialog';
+import { getSourceAccess, setSourceAccess } from '../groups/api';
+import { roleAtLeast, session, tierAtLeast } from '../session/session';
 import { useStore } from '../store';
 import { deleteIntegration, type Integration, integrationOf, INTEGRATIONS_PAGE_SIZE, listIntegrations, SYNC_JOB_TYPE, syncIntegration } from './api';
 import { IntegrationForm } from './IntegrationForm';
 
-type Editing = { kind: 'new' } | { kind: 'edit'; integration: Integration } | { kind: 'delete'; integration: Integration } | null;
+type Editing = { kind: 'new' } | { kind: 'edit' | 'delete' | 'access'; integration: Integration } | null;
 
 /** Websites crawled into the library: admins manage them, editors sync them, everyone sees how the last sync went. */
 export default function IntegrationsPage() {
-  const { user } = useStore(session);
+  const { user, tier } = useStore(session);
   const canSync = roleAtLeast(user?.role, 'editor');
+  // Groups are ENTERPRISE: below it every document is everyone's.
+  const canSetAccess = canSync && tierAtLeast(tier, 'ENTERPRISE');
   const canManage = roleAtLeast(user?.role, 'admin');
   const [offset, setOffset] = useState(0);
   const list = useLoad(() => listIntegrations(offset), [offset]);
@@ -69,6 +73,7 @@ export default function IntegrationsPage() {
               onRun={() => void sync(integration)}
               onEdit={() => setEditing({ kind: 'edit', integration })}
               onDelete={() => setEditing({ kind: 'delete', integration })}
+              onAccess={canSetAccess ? () => (setNotice(null), setEditing({ kind: 'access', integration })) : undefined}
             >
               {integration.config.start_url && (
                 <>
@@ -109,6 +114,25 @@ export default function IntegrationsPage() {
             refresh();
           }}
         />
+      )}
+      {editing?.kind === 'access' && (
+        <AccessDialog
+          title={`Access to ${editing.integration.name}`}
+          subject="this website's documents"
+          current={async () => (await getSourceAccess('integrations', editing.integration.id)).groups}
+          save={(groups) => setSourceAccess('integrations', editing.integration.id, groups)}
+          onClose={() => setEditing(null)}
+          onSaved={(saved) => {
+            setEditing(null);
+            setNotice(`The ${editing.integration.document_count} documents of ${editing.integration.name}, and those it brings in later, may now be read by: ${saved.groups.join(', ')}.`);
+            refresh();
+          }}
+        >
+          <p>
+            This applies to every page <strong class="untrusted">{editing.integration.name}</strong> brought in ({editing.integration.document_count} now), replacing the groups set on any of
+            them one by one, and to those its later syncs bring in.
+          </p>
+        </AccessDialog>
       )}
       {editing?.kind === 'delete' && (
         <ConfirmDialog
