@@ -117,7 +117,7 @@ export default function ConnectorsPage() {
           onClose={() => setEditing(null)}
           onSaved={(saved) => {
             setEditing(null);
-            setNotice(`The ${editing.connector.document_count} documents of ${editing.connector.name}, and those it brings in later, may now be read by: ${saved.groups.join(', ')}.`);
+            setNotice(`The documents of ${editing.connector.name}, now and later, may be read by: ${saved.groups.join(', ')}.`);
             refresh();
           }}
         >

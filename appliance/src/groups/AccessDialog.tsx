@@ -35,7 +35,7 @@ export function AccessDialog({ title, current, save, onSaved, onClose, children,
   const names = groups ? [...groups.groups.map((group) => group.name), ...allowed.filter((name) => !groups.groups.some((group) => key(group.name) === key(name)))] : [];
   const selection = () => names.filter((name) => chosen.has(key(name)));
   const stillReadable = mine.some((name) => chosen.has(key(name)));
-  const { busy, error, submit } = useSubmit(
+  const { busy, error, setError, submit } = useSubmit(
     async () => {
       // Refused here as the service would, under the same field.
       if (!chosen.size) throw new ApiError(400, 'required', 'Choose at least one group.', 'body.groups');
@@ -50,6 +50,7 @@ export function AccessDialog({ title, current, save, onSaved, onClose, children,
     if (on) next.add(key(name));
     else next.delete(key(name));
     setPicked(next);
+    setError(null);
   };
   return (
     <Dialog title={title} onClose={onClose}>

@@ -55,7 +55,6 @@ export default function GroupsPage() {
                 <tr key={group.id}>
                   <td data-label="Name">
                     <span class="strong">{group.name}</span>
-                    {group.builtin && <span class="badge group-builtin">Built in</span>}
                   </td>
                   <td data-label="Origin">{ORIGIN[group.origin]}</td>
                   <td data-label="Members">{group.builtin ? `Every user (${group.member_count})` : group.member_count}</td>

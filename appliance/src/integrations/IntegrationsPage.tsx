@@ -124,7 +124,7 @@ export default function IntegrationsPage() {
           onClose={() => setEditing(null)}
           onSaved={(saved) => {
             setEditing(null);
-            setNotice(`The ${editing.integration.document_count} documents of ${editing.integration.name}, and those it brings in later, may now be read by: ${saved.groups.join(', ')}.`);
+            setNotice(`The documents of ${editing.integration.name}, now and later, may be read by: ${saved.groups.join(', ')}.`);
             refresh();
           }}
         >
