@@ -6,8 +6,7 @@ import { ConfirmDialog } from '../components/ConfirmDialog';
 import { useLoad } from '../components/useLoad';
 import { SourceCard } from '../jobs/SourceCard';
 import { useLatestJobs } from '../jobs/useLatestJobs';
-import { AccessDialog } from '../groups/AccessDialog';
-import { getSourceAccess, setSourceAccess } from '../groups/api';
+import { SourceAccessDialog } from '../groups/SourceAccessDialog';
 import { roleAtLeast, session, tierAtLeast } from '../session/session';
 import { useStore } from '../store';
 import { type Connector, connectorOf, deleteConnector, listConnectors, SCAN_JOB_TYPE, scanConnector, syncAllConnectors } from './api';
@@ -109,23 +108,16 @@ export default function ConnectorsPage() {
         />
       )}
       {editing?.kind === 'access' && (
-        <AccessDialog
-          title={`Access to ${editing.connector.name}`}
-          subject="this connector's documents"
-          current={async () => (await getSourceAccess('connectors', editing.connector.id)).groups}
-          save={(groups) => setSourceAccess('connectors', editing.connector.id, groups)}
+        <SourceAccessDialog
+          source="connectors"
+          target={editing.connector}
           onClose={() => setEditing(null)}
-          onSaved={(saved) => {
+          onSaved={(text) => {
             setEditing(null);
-            setNotice(`The documents of ${editing.connector.name}, now and later, may be read by: ${saved.groups.join(', ')}.`);
+            setNotice(text);
             refresh();
           }}
-        >
-          <p>
-            This applies to every document <strong class="untrusted">{editing.connector.name}</strong> brought in ({editing.connector.document_count} now), replacing the groups set on any of
-            them one by one, and to those its later scans bring in.
-          </p>
-        </AccessDialog>
+        />
       )}
       {editing?.kind === 'delete' && (
         <ConfirmDialog

@@ -6,8 +6,7 @@ import { useLoad } from '../components/useLoad';
 import { Pagination } from '../components/Pagination';
 import { SourceCard } from '../jobs/SourceCard';
 import { useLatestJobs } from '../jobs/useLatestJobs';
-import { AccessDialog } from '../groups/AccessDialog';
-import { getSourceAccess, setSourceAccess } from '../groups/api';
+import { SourceAccessDialog } from '../groups/SourceAccessDialog';
 import { roleAtLeast, session, tierAtLeast } from '../session/session';
 import { useStore } from '../store';
 import { deleteIntegration, type Integration, integrationOf, INTEGRATIONS_PAGE_SIZE, listIntegrations, SYNC_JOB_TYPE, syncIntegration } from './api';
@@ -116,23 +115,16 @@ export default function IntegrationsPage() {
         />
       )}
       {editing?.kind === 'access' && (
-        <AccessDialog
-          title={`Access to ${editing.integration.name}`}
-          subject="this website's documents"
-          current={async () => (await getSourceAccess('integrations', editing.integration.id)).groups}
-          save={(groups) => setSourceAccess('integrations', editing.integration.id, groups)}
+        <SourceAccessDialog
+          source="integrations"
+          target={editing.integration}
           onClose={() => setEditing(null)}
-          onSaved={(saved) => {
+          onSaved={(text) => {
             setEditing(null);
-            setNotice(`The documents of ${editing.integration.name}, now and later, may be read by: ${saved.groups.join(', ')}.`);
+            setNotice(text);
             refresh();
           }}
-        >
-          <p>
-            This applies to every page <strong class="untrusted">{editing.integration.name}</strong> brought in ({editing.integration.document_count} now), replacing the groups set on any of
-            them one by one, and to those its later syncs bring in.
-          </p>
-        </AccessDialog>
+        />
       )}
       {editing?.kind === 'delete' && (
         <ConfirmDialog
