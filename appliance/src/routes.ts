@@ -50,6 +50,7 @@ export const routes: AppRoute[] = [
   { path: '/account', title: 'My account', access: viewer, load: () => import('./account/AccountPage'), nav: { label: 'My account', section: 'System' } },
 
   { path: '/admin/users', title: 'Users', access: admin, load: () => import('./users/UsersPage'), nav: { label: 'Users', section: 'Admin' } },
+  { path: '/admin/groups', title: 'Groups', access: { role: 'admin', tier: 'ENTERPRISE' }, load: () => import('./groups/GroupsPage'), nav: { label: 'Groups', section: 'Admin' } },
   { path: '/admin/sign-in', title: 'Sign-in and sessions', access: admin, load: () => import('./auth-settings/AuthSettingsPage'), nav: { label: 'Sign-in & sessions', section: 'Admin' } },
   { path: '/admin/sso', title: 'Single sign-on', access: { role: 'admin', tier: 'ENTERPRISE' }, load: () => import('./sso/SsoPage'), nav: { label: 'Single sign-on', section: 'Admin' } },
   { path: '/admin/branding', title: 'Branding', access: admin, load: () => import('./branding/BrandingPage'), nav: { label: 'Branding', section: 'Admin' } },

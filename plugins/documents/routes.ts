@@ -4,11 +4,13 @@ import type { FastifyRequest } from 'fastify';
 import { principalOf } from '../../core/auth/guard.js';
 import { clock } from '../../core/clock.js';
 import { badRequest, notFound } from '../../core/errors.js';
+import { type Entitlement, tierAtLeast } from '../../core/tiers.js';
 import type { DocumentRow } from './repository.js';
 import { attachmentDisposition } from './service.js';
 import { BulkDeleteBody, BulkDeleteResult, DocumentIdParams, DocumentList, DocumentView, ListDocumentsQuery, type PageWarning, UploadResult } from './schemas.js';
 
-function toDocumentView(row: DocumentRow) {
+/** `groups`: below ENTERPRISE only everyone is shown, as for users (the stored groups still apply). */
+function toDocumentView(row: DocumentRow, entitlement: Entitlement) {
   return {
     id: row.id,
     filename: row.filename,
@@ -24,6 +26,7 @@ function toDocumentView(row: DocumentRow) {
     page_count: row.page_count,
     chunk_count: row.chunk_count,
     page_warnings: JSON.parse(row.page_warnings) as PageWarning[],
+    groups: tierAtLeast(entitlement.tier(), 'ENTERPRISE') ? (JSON.parse(row.groups) as string[]) : ['everyone'],
     created_at: clock.iso(row.created_at),
     updated_at: clock.iso(row.updated_at),
     indexed_at: row.indexed_at === null ? null : clock.iso(row.indexed_at),
@@ -41,7 +44,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     const groups = await app.groups.readerGroups(principalOf(request).id);
     const { documents, total } = await app.documents.list(request.query, groups);
-    return { documents: documents.map(toDocumentView), total };
+    return { documents: documents.map((row) => toDocumentView(row, app.entitlement)), total };
   });
 
   app.get('/api/docs/:id/file', {
@@ -107,7 +110,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       app.diskFull.resolved();
       const job = await app.ingestion.enqueue([document.id]);
       request.log.info({ user: app.logPrivacy.caller(request), document: document.id, type: document.file_type }, 'document uploaded');
-      return reply.code(202).send({ document: toDocumentView((await app.documents.find(document.id))!), job });
+      return reply.code(202).send({ document: toDocumentView((await app.documents.find(document.id))!, app.entitlement), job });
     });
   });
 };

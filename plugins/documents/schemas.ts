@@ -33,6 +33,7 @@ export const DocumentView = Type.Object(
     page_count: Type.Union([Type.Integer(), Type.Null()]),
     chunk_count: Type.Integer(),
     page_warnings: Type.Array(PageWarning),
+    groups: Type.Array(Type.String(), { description: 'Group names allowed to retrieve it (ENTERPRISE); only everyone is shown below ENTERPRISE' }),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
     indexed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),

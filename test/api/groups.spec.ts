@@ -39,6 +39,16 @@ describe('groups below ENTERPRISE', () => {
     const shown = await t.request({ method: 'GET', url: `/api/auth/users/${user.id}`, token: admin });
     expect(shown.json().groups).toEqual(['everyone', 'engineering']);
   });
+
+  it('show only everyone in the documents list, even for a document whose stored groups still restrict it', async () => {
+    const uploaded = await t.request({ method: 'POST', url: '/api/docs/upload', token: admin, ...multipartBody([{ name: 'file', content: 'Notes kept for the board.', filename: 'board.txt' }]) });
+    expect(uploaded.json().document.groups).toEqual(['everyone']);
+    await t.app.db.updateTable('users').set({ groups: JSON.stringify(['everyone', 'board']) }).where('username', '=', 'admin').execute();
+    await t.app.db.updateTable('documents').set({ groups: JSON.stringify(['board']) }).where('id', '=', uploaded.json().document.id).execute();
+    expect((await t.request({ method: 'GET', url: '/api/docs', token: admin })).json().documents[0].groups).toEqual(['everyone']);
+    await applyLicense(t, 'ENTERPRISE');
+    expect((await t.request({ method: 'GET', url: '/api/docs', token: admin })).json().documents[0].groups).toEqual(['board']);
+  });
 });
 
 describe('groups on ENTERPRISE', () => {
@@ -143,6 +153,8 @@ describe('groups on ENTERPRISE', () => {
     expect(refused.json().error.code).toBe('group_in_use');
     expect((await t.request({ method: 'PUT', url: `/api/groups/${legal}/members/${editor.id}`, token: admin })).statusCode).toBe(204);
     expect((await put(['everyone', 'legal'])).statusCode).toBe(200);
+    // The list shows each document's allowed groups, for the web UI's access column and dialog.
+    expect((await t.request({ method: 'GET', url: '/api/docs', token: editor.access })).json().documents[0].groups).toEqual(['everyone', 'Legal']);
     expect((await t.request({ method: 'DELETE', url: `/api/groups/${legal}`, token: admin })).statusCode).toBe(204);
     expect((await t.request({ method: 'GET', url: '/api/docs', token: editor.access })).json().total).toBe(1);
   });

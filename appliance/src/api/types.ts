@@ -110,6 +110,8 @@ export interface DocumentRecord {
   error: string | null;
   page_count: number | null;
   chunk_count: number;
+  /** The groups allowed to read it (only everyone below ENTERPRISE); names are shown as text. */
+  groups: string[];
   created_at: string;
   updated_at: string;
   indexed_at: string | null;

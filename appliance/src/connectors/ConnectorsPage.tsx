@@ -6,17 +6,20 @@ import { ConfirmDialog } from '../components/ConfirmDialog';
 import { useLoad } from '../components/useLoad';
 import { SourceCard } from '../jobs/SourceCard';
 import { useLatestJobs } from '../jobs/useLatestJobs';
-import { roleAtLeast, session } from '../session/session';
+import { SourceAccessDialog } from '../groups/SourceAccessDialog';
+import { roleAtLeast, session, tierAtLeast } from '../session/session';
 import { useStore } from '../store';
 import { type Connector, connectorOf, deleteConnector, listConnectors, SCAN_JOB_TYPE, scanConnector, syncAllConnectors } from './api';
 import { ConnectorForm } from './ConnectorForm';
 
-type Editing = { kind: 'new' } | { kind: 'edit'; connector: Connector } | { kind: 'delete'; connector: Connector } | null;
+type Editing = { kind: 'new' } | { kind: 'edit' | 'delete' | 'access'; connector: Connector } | null;
 
 /** Folders on this box indexed in place: admins manage them, editors scan them, everyone sees how the last scan went. */
 export default function ConnectorsPage() {
-  const { user } = useStore(session);
+  const { user, tier } = useStore(session);
   const canScan = roleAtLeast(user?.role, 'editor');
+  // Groups are ENTERPRISE: below it every document is everyone's.
+  const canSetAccess = canScan && tierAtLeast(tier, 'ENTERPRISE');
   const canManage = roleAtLeast(user?.role, 'admin');
   const list = useLoad(listConnectors);
   const connectors = list.value?.connectors ?? null;
@@ -77,6 +80,7 @@ export default function ConnectorsPage() {
               onRun={() => void run(() => scanConnector(connector.id), `A scan of ${connector.name} was started.`)}
               onEdit={() => setEditing({ kind: 'edit', connector })}
               onDelete={() => setEditing({ kind: 'delete', connector })}
+              onAccess={canSetAccess ? () => (setNotice(null), setEditing({ kind: 'access', connector })) : undefined}
             >
               <dt>Folder</dt>
               <dd>
@@ -99,6 +103,18 @@ export default function ConnectorsPage() {
           onSaved={(saved) => {
             setEditing(null);
             setNotice(editing.kind === 'new' ? `Connector ${saved.name} was created. Scan it to index its files.` : `Connector ${saved.name} was saved.`);
+            refresh();
+          }}
+        />
+      )}
+      {editing?.kind === 'access' && (
+        <SourceAccessDialog
+          source="connectors"
+          target={editing.connector}
+          onClose={() => setEditing(null)}
+          onSaved={(text) => {
+            setEditing(null);
+            setNotice(text);
             refresh();
           }}
         />

@@ -8,12 +8,16 @@ interface Props {
   onSelect: (id: string, selected: boolean) => void;
   onSelectAll: (selected: boolean) => void;
   onDelete: (document: DocumentRecord) => void;
+  /** ENTERPRISE: each document's allowed groups are shown (below it, every document is everyone's). */
+  showGroups: boolean;
+  /** An editor on ENTERPRISE may change them. */
+  onAccess?: (document: DocumentRecord) => void;
 }
 
 const STATUS_LABEL: Record<DocumentRecord['status'], string> = { queued: 'Queued', indexing: 'Indexing', indexed: 'Indexed', failed: 'Failed' };
 
 /** The documents of one page of the list; on a phone each row reads as a card. */
-export function DocumentTable({ documents, canEdit, selected, onSelect, onSelectAll, onDelete }: Props) {
+export function DocumentTable({ documents, canEdit, selected, onSelect, onSelectAll, onDelete, showGroups, onAccess }: Props) {
   const allSelected = documents.length > 0 && documents.every((document) => selected.has(document.id));
   return (
     <div class="table-wrap">
@@ -31,6 +35,7 @@ export function DocumentTable({ documents, canEdit, selected, onSelect, onSelect
             <th scope="col">Size</th>
             <th scope="col">Status</th>
             <th scope="col">Source</th>
+            {showGroups && <th scope="col">Groups</th>}
             <th scope="col">Added</th>
             {canEdit && (
               <th scope="col">
@@ -62,12 +67,24 @@ export function DocumentTable({ documents, canEdit, selected, onSelect, onSelect
                 {document.status === 'failed' && document.error && <p class="error-text doc-error">{document.error}</p>}
               </td>
               <td data-label="Source">{document.source_type}</td>
+              {showGroups && (
+                <td data-label="Groups" class="doc-groups">
+                  {document.groups.join(', ')}
+                </td>
+              )}
               <td data-label="Added">{formatDate(document.created_at)}</td>
               {canEdit && (
                 <td data-label="Actions">
-                  <button type="button" class="button-danger button-small" onClick={() => onDelete(document)} aria-label={`Delete ${document.filename}`}>
-                    Delete
-                  </button>
+                  <div class="actions">
+                    {onAccess && (
+                      <button type="button" class="button-secondary button-small" onClick={() => onAccess(document)} aria-label={`Access to ${document.filename}`}>
+                        Access
+                      </button>
+                    )}
+                    <button type="button" class="button-danger button-small" onClick={() => onDelete(document)} aria-label={`Delete ${document.filename}`}>
+                      Delete
+                    </button>
+                  </div>
                 </td>
               )}
             </tr>

@@ -5,7 +5,9 @@ import { Alert } from '../components/Alert';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Pagination } from '../components/Pagination';
 import { useLoad } from '../components/useLoad';
-import { roleAtLeast, session } from '../session/session';
+import { AccessDialog } from '../groups/AccessDialog';
+import { setDocumentAccess } from '../groups/api';
+import { roleAtLeast, session, tierAtLeast } from '../session/session';
 import { useStore } from '../store';
 import { type DocumentQuery, deleteDocument, deleteDocuments, isSettled, listDocuments, uploadDocument } from './api';
 import { DocumentTable } from './DocumentTable';
@@ -47,8 +49,10 @@ function Filter({ id, label, value, options, onChange }: { id: string; label: st
 }
 
 export default function DocumentsPage() {
-  const { user } = useStore(session);
+  const { user, tier } = useStore(session);
   const canEdit = roleAtLeast(user?.role, 'editor');
+  // Below ENTERPRISE every document is everyone's: no groups to show or set.
+  const groupsShown = tierAtLeast(tier, 'ENTERPRISE');
   const [status, setStatus] = useState('');
   const [fileType, setFileType] = useState('');
   const [source, setSource] = useState('');
@@ -57,6 +61,7 @@ export default function DocumentsPage() {
   const [notice, setNotice] = useState<string | null>(null);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [confirming, setConfirming] = useState<Confirming | null>(null);
+  const [access, setAccess] = useState<DocumentRecord | null>(null);
   const [uploads, setUploads] = useState<UploadItem[]>([]);
   const queue = useRef<{ key: string; file: File }[]>([]);
   const active = useRef(0);
@@ -181,10 +186,30 @@ export default function DocumentsPage() {
             onSelect={(id, on) => setSelected((current) => (on ? new Set(current).add(id) : new Set([...current].filter((other) => other !== id))))}
             onSelectAll={(on) => setSelected(on ? new Set(page.documents.map((document) => document.id)) : new Set())}
             onDelete={(document) => setConfirming({ kind: 'one', document })}
+            showGroups={groupsShown}
+            onAccess={canEdit && groupsShown ? (document) => (setNotice(null), setAccess(document)) : undefined}
           />
         )}
         <Pagination offset={offset} pageSize={PAGE_SIZE} total={total} onOffset={setOffset} alwaysShown />
       </section>
+      {access && (
+        <AccessDialog
+          title={`Access to ${access.filename}`}
+          subject="this document"
+          current={async () => access.groups}
+          save={(groups) => setDocumentAccess(access.id, groups)}
+          onClose={() => setAccess(null)}
+          onSaved={(saved, stillReadable) => {
+            setAccess(null);
+            setNotice(
+              stillReadable
+                ? `${access.filename} may now be read by: ${saved.groups.join(', ')}.`
+                : `${access.filename} may now be read by: ${saved.groups.join(', ')}. You are in none of these groups, so it is no longer listed for you.`,
+            );
+            list.reload();
+          }}
+        />
+      )}
       {confirming && (
         <ConfirmDialog
           title={confirming.kind === 'one' ? 'Delete this document?' : `Delete ${confirming.ids.length} documents?`}

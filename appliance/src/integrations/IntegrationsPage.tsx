@@ -6,17 +6,20 @@ import { useLoad } from '../components/useLoad';
 import { Pagination } from '../components/Pagination';
 import { SourceCard } from '../jobs/SourceCard';
 import { useLatestJobs } from '../jobs/useLatestJobs';
-import { roleAtLeast, session } from '../session/session';
+import { SourceAccessDialog } from '../groups/SourceAccessDialog';
+import { roleAtLeast, session, tierAtLeast } from '../session/session';
 import { useStore } from '../store';
 import { deleteIntegration, type Integration, integrationOf, INTEGRATIONS_PAGE_SIZE, listIntegrations, SYNC_JOB_TYPE, syncIntegration } from './api';
 import { IntegrationForm } from './IntegrationForm';
 
-type Editing = { kind: 'new' } | { kind: 'edit'; integration: Integration } | { kind: 'delete'; integration: Integration } | null;
+type Editing = { kind: 'new' } | { kind: 'edit' | 'delete' | 'access'; integration: Integration } | null;
 
 /** Websites crawled into the library: admins manage them, editors sync them, everyone sees how the last sync went. */
 export default function IntegrationsPage() {
-  const { user } = useStore(session);
+  const { user, tier } = useStore(session);
   const canSync = roleAtLeast(user?.role, 'editor');
+  // Groups are ENTERPRISE: below it every document is everyone's.
+  const canSetAccess = canSync && tierAtLeast(tier, 'ENTERPRISE');
   const canManage = roleAtLeast(user?.role, 'admin');
   const [offset, setOffset] = useState(0);
   const list = useLoad(() => listIntegrations(offset), [offset]);
@@ -69,6 +72,7 @@ export default function IntegrationsPage() {
               onRun={() => void sync(integration)}
               onEdit={() => setEditing({ kind: 'edit', integration })}
               onDelete={() => setEditing({ kind: 'delete', integration })}
+              onAccess={canSetAccess ? () => (setNotice(null), setEditing({ kind: 'access', integration })) : undefined}
             >
               {integration.config.start_url && (
                 <>
@@ -106,6 +110,18 @@ export default function IntegrationsPage() {
           onSaved={(saved) => {
             setEditing(null);
             setNotice(editing.kind === 'new' ? `Website ${saved.name} was created. Sync it to index its pages.` : `Website ${saved.name} was saved.`);
+            refresh();
+          }}
+        />
+      )}
+      {editing?.kind === 'access' && (
+        <SourceAccessDialog
+          source="integrations"
+          target={editing.integration}
+          onClose={() => setEditing(null)}
+          onSaved={(text) => {
+            setEditing(null);
+            setNotice(text);
             refresh();
           }}
         />

@@ -19,12 +19,14 @@ interface Props {
   onRun: () => void;
   onEdit: () => void;
   onDelete: () => void;
+  /** ENTERPRISE, editors: set the groups allowed to read its documents. */
+  onAccess?: () => void;
 }
 
 const capitalised = (word: string) => `${word[0].toUpperCase()}${word.slice(1)}`;
 
 /** One source of documents that runs as jobs (a connector, a website): its facts, its run, and what this role may do. */
-export function SourceCard({ name, enabled, children, job, lastAt, noun, canRun, canManage, onRun, onEdit, onDelete }: Props) {
+export function SourceCard({ name, enabled, children, job, lastAt, noun, canRun, canManage, onRun, onEdit, onDelete, onAccess }: Props) {
   const running = !!job && !isFinished(job);
   return (
     <li class="card">
@@ -34,12 +36,17 @@ export function SourceCard({ name, enabled, children, job, lastAt, noun, canRun,
       </div>
       <dl class="facts">{children}</dl>
       <LastRun job={job} lastAt={lastAt} noun={noun} subject={name} />
-      {(canRun || canManage) && (
+      {(canRun || canManage || onAccess) && (
         <div class="actions">
           {canRun && (
             <button type="button" class="button-primary button-small" disabled={!enabled || running} onClick={onRun}>
               {running ? `${capitalised(noun)} running…` : `${capitalised(noun)} now`}
               <span class="visually-hidden"> {name}</span>
+            </button>
+          )}
+          {onAccess && (
+            <button type="button" class="button-secondary button-small" onClick={onAccess} aria-label={`Access to ${name}`}>
+              Access
             </button>
           )}
           {canManage && (
