@@ -86,9 +86,16 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   // A cached profile row lives for the principal cache's second: its view is built once, not per request.
-  const views = new WeakMap<UserProfileRow, ReturnType<typeof toUserView>>();
-  // The groups shown depend on the tier in force now, so they are not part of what is cached.
-  const cachedView = (row: UserProfileRow) => ({ ...(views.get(row) ?? views.set(row, toUserView(row, app.entitlement)).get(row)!), groups: toUserView(row, app.entitlement).groups });
+  // The groups shown depend on the tier in force, so a view is kept with the tier it was built under.
+  const views = new WeakMap<UserProfileRow, { tier: string; view: ReturnType<typeof toUserView> }>();
+  const cachedView = (row: UserProfileRow) => {
+    const tier = app.entitlement.tier();
+    const kept = views.get(row);
+    if (kept?.tier === tier) return kept.view;
+    const view = toUserView(row, app.entitlement);
+    views.set(row, { tier, view });
+    return view;
+  };
 
   app.get('/api/auth/me', {
     config: viewer,
