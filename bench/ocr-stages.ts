@@ -8,7 +8,8 @@
  *   decode   tesseract.js: the image into leptonica (SetImageFile), message to its thread included
  *   layout   FindLines (thresholding, page segmentation, skew)
  *   read     the LSTM recognition and text dump
- * `npx tsx bench/ocr-stages.ts` (BENCH_OCR_PAGES, default 5; RENDER_DPI, default 300; OCR_PSM, default AUTO).
+ * `npx tsx bench/ocr-stages.ts` (BENCH_OCR_PAGES, default 5; RENDER_DPI, default 300; OCR_PSM, default AUTO;
+ * OCR_INIT and OCR_PARAMS, JSON: tesseract parameters at init and set after).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -41,9 +42,9 @@ const worker = await createWorker(languages.codes, OEM.LSTM_ONLY, {
   workerPath: require.resolve('tesseract.js/src/worker-script/node/index.js'),
   corePath: path.dirname(require.resolve('tesseract.js-core/package.json')),
   langPath: languages.langPath, gzip: true, cacheMethod: 'none',
-});
+}, JSON.parse(process.env.OCR_INIT ?? '{}'));
 const psm = (process.env.OCR_PSM ?? 'AUTO') as keyof typeof PSM;
-await worker.setParameters({ tessedit_pageseg_mode: PSM[psm], user_defined_dpi: process.env.OCR_DPI ?? process.env.RENDER_DPI ?? '300' });
+await worker.setParameters({ tessedit_pageseg_mode: PSM[psm], user_defined_dpi: process.env.OCR_DPI ?? process.env.RENDER_DPI ?? '300', ...JSON.parse(process.env.OCR_PARAMS ?? '{}') });
 
 const pdfs = await Promise.all(Array.from({ length: Math.ceil(pages / 5) }, (_, f) =>
   mixedPdf(Array.from({ length: 5 }, (_, i) => ({ image: textImage([`Page ${f * 5 + i + 1} of the harbour scan`, ...LETTER]) })))));
@@ -99,4 +100,4 @@ const row = {
   read: per('decode+layout+read') - per('decode+layout'),
 };
 const pipeline = row.render + row.prepare + per('decode+layout+read');
-console.log(JSON.stringify({ prepare: process.env.PREPARE ?? 'canvas-pixels', renderDpi: RENDER_DPI, pages, psm, dpi: process.env.OCR_DPI ?? process.env.RENDER_DPI ?? '300', cpuSecondsPerPage: Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Math.round(v * 1000) / 1000])), pipelineCpuPerPage: Math.round(pipeline * 1000) / 1000, minAccuracy: Math.round(accuracy * 10000) / 10000, wallSeconds: Math.round(wall), load: os.loadavg().map((l) => l.toFixed(1)).join(' ') }));
+console.log(JSON.stringify({ init: process.env.OCR_INIT, params: process.env.OCR_PARAMS, prepare: process.env.PREPARE ?? 'canvas-pixels', renderDpi: RENDER_DPI, pages, psm, dpi: process.env.OCR_DPI ?? process.env.RENDER_DPI ?? '300', cpuSecondsPerPage: Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Math.round(v * 1000) / 1000])), pipelineCpuPerPage: Math.round(pipeline * 1000) / 1000, minAccuracy: Math.round(accuracy * 10000) / 10000, wallSeconds: Math.round(wall), load: os.loadavg().map((l) => l.toFixed(1)).join(' ') }));
