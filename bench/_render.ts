@@ -1,0 +1,10 @@
+import { PDFParse } from 'pdf-parse';
+import { LETTER, mixedPdf, textImage } from '../test/fixtures/scans.js';
+import { drawPage } from '../plugins/ingestion/extract/pdf.js';
+const pdf = await mixedPdf(Array.from({ length: 5 }, (_, i) => ({ image: textImage([`Page ${i + 1} of the harbour scan`, ...LETTER]) })));
+const parser = new PDFParse({ data: new Uint8Array(pdf), verbosity: 0 });
+await parser.getText();
+const u0 = process.cpuUsage();
+for (let p = 1; p <= 5; p++) await drawPage(parser, p, 200);
+const u = process.cpuUsage(u0); console.log('render cpu/page', ((u.user + u.system) / 5e6).toFixed(3));
+await parser.destroy();
