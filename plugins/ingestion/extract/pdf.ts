@@ -8,9 +8,10 @@ import { type Columns, type PageTable, pageBlocks, type PositionedText } from '.
 /** Fewer visible characters than this and the page has no usable text layer (a scan, perhaps with a stamped page number). */
 const MIN_TEXT_LAYER_CHARS = 10;
 /**
- * Pages are rendered for OCR at 200 dpi (PDF units are 1/72 inch; a page too large for
- * MAX_OCR_PIXELS at that at less), and tesseract is told the resolution. 300 dpi cost 1.4x the CPU a page (pixels: 2.25x) for
- * no accuracy measured: clean text down to 6 pt read 100% at 200 dpi as at 300 (docs/ocr.md, Figures).
+ * Pages are rendered for OCR at 200 dpi (PDF units are 1/72 inch; a page so large that it would pass
+ * MAX_OCR_PIXELS at less), and tesseract is told the resolution. 300 dpi cost about 1.5x the CPU a page
+ * (2.25x the pixels) for no accuracy measured: clean text down to 6 pt read 100% at 200 dpi as at 300
+ * (docs/ocr.md, Figures).
  */
 export const RENDER_DPI = 200;
 
