@@ -94,8 +94,8 @@ interface CanvasFactory {
 }
 
 /**
- * One page drawn by pdf.js on an @napi-rs/canvas at RENDER_DPI (a page larger than A3 at less, within
- * MAX_OCR_PIXELS), its pixels read straight back: no PNG is encoded only to be decoded again.
+ * One page drawn by pdf.js on an @napi-rs/canvas at `dpi` (less where the page would pass MAX_OCR_PIXELS),
+ * its pixels read straight back: no PNG is encoded only to be decoded again.
  */
 export async function drawPage(parser: PDFParse, pageNumber: number, dpi = RENDER_DPI): Promise<PagePixels> {
   const doc = (parser as unknown as { doc: PDFDocumentProxy }).doc;
