@@ -11,9 +11,15 @@ export interface OcrText {
   confidence: number;
 }
 
-/** One image at a time; a read that runs past its deadline rejects with OcrTimeout and the engine is restarted. */
+/** Resolution assumed for an image that says nothing of its own (a photo, a scan without dpi). */
+export const DEFAULT_OCR_DPI = 300;
+
+/**
+ * One image at a time; a read that runs past its deadline rejects with OcrTimeout and the engine is restarted.
+ * `dpi`: the image's resolution when known (a rendered PDF page), else DEFAULT_OCR_DPI.
+ */
 export interface Ocr {
-  recognize(image: Buffer, options: { timeoutMs: number }): Promise<OcrText>;
+  recognize(image: Buffer, options: { timeoutMs: number; dpi?: number }): Promise<OcrText>;
   close(): Promise<void>;
 }
 
@@ -44,11 +50,18 @@ function localPaths(languages: OcrLanguages) {
  */
 class TesseractOcr implements Ocr {
   private worker: Promise<TesseractWorker> | null = null;
+  /** The resolution the engine was last told. */
+  private dpi = DEFAULT_OCR_DPI;
 
   constructor(private readonly languages: OcrLanguages) {}
 
-  async recognize(image: Buffer, options: { timeoutMs: number }): Promise<OcrText> {
+  async recognize(image: Buffer, options: { timeoutMs: number; dpi?: number }): Promise<OcrText> {
     const worker = await this.started();
+    const dpi = Math.round(options.dpi ?? DEFAULT_OCR_DPI);
+    if (dpi !== this.dpi) {
+      await worker.setParameters({ user_defined_dpi: String(dpi) });
+      this.dpi = dpi;
+    }
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new OcrTimeout(options.timeoutMs)), options.timeoutMs);
@@ -71,7 +84,8 @@ class TesseractOcr implements Ocr {
       this.worker = import('tesseract.js').then(async ({ createWorker, OEM, PSM }) => {
         const worker = await createWorker(this.languages.codes, OEM.LSTM_ONLY, localPaths(this.languages));
         // Automatic page segmentation finds columns (tesseract.js reads one block by default); images carry no reliable dpi.
-        await worker.setParameters({ tessedit_pageseg_mode: PSM.AUTO, user_defined_dpi: '300' });
+        await worker.setParameters({ tessedit_pageseg_mode: PSM.AUTO, user_defined_dpi: String(DEFAULT_OCR_DPI) });
+        this.dpi = DEFAULT_OCR_DPI;
         return worker;
       });
       this.worker.catch(() => (this.worker = null));
