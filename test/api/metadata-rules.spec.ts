@@ -295,6 +295,53 @@ describe('metadata rules on PRO', () => {
   });
 });
 
+describe('a source\'s rules go with it (issue 17)', () => {
+  let t: TestApp;
+  let tokens: Tokens;
+  beforeAll(async () => {
+    ({ t, tokens } = await start());
+    await applyLicense(t, 'PRO');
+  });
+  afterAll(() => t.close());
+
+  const rulesOf = (sourceId: string) => t.app.db.selectFrom('metadata_rules').select('id').where('source_id', '=', sourceId).execute();
+
+  it('deleting a connector deletes its rules, their values, and their hold on questions', async () => {
+    const dir = path.join(root, 'connector-deleted');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, 'manual.txt'), `Chapter 3 of the manual. ${prose(21, 6)}\n\nChapter 4 of the manual. ${prose(22, 6)}`);
+    const connector = (await api(t, 'POST', '/api/connectors', tokens.admin, { name: 'meta-deleted', path: dir })).json();
+    const rule = await createRule(t, tokens.editor, { field_name: 'chapter', pattern: '(?m)^Chapter (\\d+)', query_pattern: '(?i)\\bchapter (\\d+)', scope: 'full', level: 'chunk' }, connector.id);
+    expect((await api(t, 'POST', `/api/connectors/${connector.id}/scan`, tokens.editor)).statusCode).toBe(202);
+    await t.app.jobs.idle();
+    expect((await t.app.db.selectFrom('chunk_metadata').select('value').where('rule_id', '=', rule.id).execute()).length).toBeGreaterThan(0);
+    const question = { query: 'What does chapter 3 say about the manual?' };
+    expect((await api(t, 'POST', '/api/chat', tokens.viewer, question)).json().retrieval_settings.classification).toBe('metadata');
+
+    expect((await api(t, 'DELETE', `/api/connectors/${connector.id}`, tokens.admin)).statusCode).toBe(204);
+    expect(await rulesOf(connector.id)).toEqual([]);
+    expect(await t.app.db.selectFrom('chunk_metadata').select('value').where('rule_id', '=', rule.id).execute()).toEqual([]);
+    expect(await t.app.db.selectFrom('chunk_rule_hits').select('chunk_rowid').where('rule_id', '=', rule.id).execute()).toEqual([]);
+    expect((await api(t, 'GET', `/api/metadata/${connector.id}/rules`, tokens.viewer)).statusCode).toBe(404);
+    // The deleted source's query pattern no longer turns a question into a filter (that would find nothing).
+    const chat = (await api(t, 'POST', '/api/chat', tokens.viewer, question)).json();
+    expect(chat.retrieval_settings).toMatchObject({ classification: 'document', filters: {} });
+  });
+
+  it('deleting an integration deletes its rules; other sources keep theirs', async () => {
+    const created = await api(t, 'POST', '/api/integrations', tokens.admin, { name: 'meta-site', kind: 'web', config: { start_url: 'http://127.0.0.1:9/', allow_private_network: true } });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.json().id as string;
+    await createRule(t, tokens.editor, RULES.department, id);
+    const kept = await createRule(t, tokens.editor, { ...RULES.department, field_name: 'kept' });
+    expect(await rulesOf(id)).toHaveLength(1);
+    expect((await api(t, 'DELETE', `/api/integrations/${id}`, tokens.admin)).statusCode).toBe(204);
+    expect(await rulesOf(id)).toEqual([]);
+    expect((await api(t, 'GET', `/api/metadata/${id}/rules`, tokens.viewer)).statusCode).toBe(404);
+    expect((await api(t, 'GET', '/api/metadata/uploads/rules', tokens.viewer)).json().rules.map((r: { id: string }) => r.id)).toEqual([kept.id]);
+  });
+});
+
 describe('metadata rules below PRO and after a downgrade', () => {
   let t: TestApp;
   let tokens: Tokens;
