@@ -112,9 +112,19 @@ export class ChunksRepository {
     const row = await this.db
       .selectFrom('chunks as c')
       .select([sql<number>`count(*)`.as('chunks'), pending.as('pending')])
-      .where('c.document_id', 'in', (eb) => eb.selectFrom('documents').select('id').where(readableBy('documents.groups', JSON.stringify(groups))))
+      .where('c.document_id', 'in', this.readableDocuments(groups))
       .executeTakeFirstOrThrow();
     return { chunks: Number(row.chunks), pending: Number(row.pending) };
+  }
+
+  /** Rowids (vector labels) of the chunks of the documents the reader's groups may read. */
+  async readableRowids(groups: string[]): Promise<number[]> {
+    const rows = await this.db.selectFrom('chunks').select('rowid').where('document_id', 'in', this.readableDocuments(groups)).execute();
+    return rows.map((row) => row.rowid);
+  }
+
+  private readableDocuments(groups: string[]) {
+    return this.db.selectFrom('documents').select('id').where(readableBy('documents.groups', JSON.stringify(groups)));
   }
 
   /** Chunks with a vector of this model, and their access keys (a loaded index gets its keys from here). */
