@@ -110,22 +110,22 @@ export class ConnectorsService {
     return this.get(id);
   }
 
-  /** What another plugin keeps per connector goes when the connector is deleted (after its documents). */
+  /** What another plugin keeps per connector goes when the connector is deleted. */
   onDelete(listener: (id: string) => Promise<void>): void {
     this.deleteListeners.push(listener);
   }
 
   /**
-   * Removes the connector and its documents (chunks and vectors), then what other plugins keep for it (schedules go
-   * by foreign key, metadata rules by onDelete); the files in its folder are not touched.
+   * Removes the connector (its schedules go by foreign key), what other plugins keep for it (metadata rules, by
+   * onDelete: before the documents, so that work of theirs on the source stops first), and its documents (chunks
+   * and vectors); the files in its folder are not touched.
    */
   async delete(id: string): Promise<{ documentsRemoved: number }> {
     await this.get(id);
     this.deleted.add(id);
     await this.repository.delete(id);
-    const documentsRemoved = await this.removeDocumentsOf(id);
     for (const listener of this.deleteListeners) await listener(id);
-    return { documentsRemoved };
+    return { documentsRemoved: await this.removeDocumentsOf(id) };
   }
 
   async scan(id: string): Promise<Job> {

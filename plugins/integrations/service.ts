@@ -112,23 +112,23 @@ export class IntegrationsService {
     return this.view(id);
   }
 
-  /** What another plugin keeps per integration goes when the integration is deleted (after its documents). */
+  /** What another plugin keeps per integration goes when the integration is deleted. */
   onDelete(listener: (id: string) => Promise<void>): void {
     this.deleteListeners.push(listener);
   }
 
   /**
-   * Stops its sync, removes its documents from the index, then the integration and its page records (and schedules,
-   * by foreign key), then what other plugins keep for it (metadata rules, by onDelete).
+   * Stops its sync and what other plugins keep for it (metadata rules, by onDelete), removes its documents from the
+   * index, then the integration and its page records (and schedules, by foreign key).
    */
   async delete(id: string): Promise<void> {
     await this.get(id);
     const jobId = this.syncJobs.get(id);
     if (jobId) await this.options.jobs.cancel(jobId);
+    for (const listener of this.deleteListeners) await listener(id);
     const documents = await this.options.documents.ofSource('integration', id);
     if (documents.length) await this.options.documents.remove(documents.map((doc) => doc.id));
     await this.repository.delete(id);
-    for (const listener of this.deleteListeners) await listener(id);
   }
 
   /** Starts a sync job, or returns the one already queued or running for this integration. */

@@ -146,8 +146,8 @@ export class MetadataRulesService {
   }
 
   /**
-   * A connector or integration was deleted (its documents, and with their chunks the values and hits its rules
-   * gave, are gone): its rules go too, questions stop being matched against them, and a refresh of it stops.
+   * A connector or integration is being deleted: its rules go, questions stop being matched against them, and a
+   * refresh of it stops at its next checkpoint. The values and hits they gave go with the source's documents' chunks.
    */
   async sourceDeleted(type: Exclude<RuleRow['source_type'], 'upload'>, id: string): Promise<void> {
     this.deletedSources.add(sourceKey({ type, id }));

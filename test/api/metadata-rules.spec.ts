@@ -318,7 +318,13 @@ describe('a source\'s rules go with it (issue 17)', () => {
     const question = { query: 'What does chapter 3 say about the manual?' };
     expect((await api(t, 'POST', '/api/chat', tokens.viewer, question)).json().retrieval_settings.classification).toBe('metadata');
 
+    // A refresh of the source queued behind an upload's indexing when the delete comes: it stops, cancelled.
+    await t.request({ method: 'POST', url: '/api/docs/upload', token: tokens.editor, ...multipartBody([{ name: 'file', content: prose(23, 30), filename: 'queued.txt' }]) });
+    const refresh = await api(t, 'POST', `/api/metadata/${connector.id}/refresh`, tokens.editor);
+    expect(refresh.statusCode, refresh.body).toBe(202);
     expect((await api(t, 'DELETE', `/api/connectors/${connector.id}`, tokens.admin)).statusCode).toBe(204);
+    await t.app.jobs.idle();
+    expect((await api(t, 'GET', `/api/jobs/${refresh.json().id}`, tokens.viewer)).json().state).toBe('cancelled');
     expect(await rulesOf(connector.id)).toEqual([]);
     expect(await t.app.db.selectFrom('chunk_metadata').select('value').where('rule_id', '=', rule.id).execute()).toEqual([]);
     expect(await t.app.db.selectFrom('chunk_rule_hits').select('chunk_rowid').where('rule_id', '=', rule.id).execute()).toEqual([]);
