@@ -117,12 +117,6 @@ export class ChunksRepository {
     return { chunks: Number(row.chunks), pending: Number(row.pending) };
   }
 
-  /** Rowids (vector labels) of the chunks of the documents the reader's groups may read. */
-  async readableRowids(groups: string[]): Promise<number[]> {
-    const rows = await this.db.selectFrom('chunks').select('rowid').where('document_id', 'in', this.readableDocuments(groups)).execute();
-    return rows.map((row) => row.rowid);
-  }
-
   private readableDocuments(groups: string[]) {
     return this.db.selectFrom('documents').select('id').where(readableBy('documents.groups', JSON.stringify(groups)));
   }

@@ -6,7 +6,7 @@ import { JobView } from '../jobs/index.js';
 
 const IndexStatsView = Type.Object({
   chunks: Type.Integer({ description: 'Chunks of the documents the caller\'s groups may read' }),
-  vectors: Type.Integer({ description: 'Of those, the chunks with a vector in the index in force' }),
+  vectors: Type.Integer({ description: 'Of those, the chunks with a vector of the model in force' }),
   dimension: Type.Union([Type.Integer(), Type.Null()]),
   model_id: Type.Union([Type.String(), Type.Null()]),
   device: Type.Union([Type.String(), Type.Null()]),

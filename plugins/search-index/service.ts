@@ -23,7 +23,7 @@ interface CurrentPointer {
 /** Counts are of the chunks one reader may read; the rest is the box's. */
 export interface IndexStats {
   chunks: number;
-  /** Of those chunks, the ones with a vector in the index in force (0 without one). */
+  /** Of those chunks, the ones with a vector of the model in force (0 without a vector index). */
   vectors: number;
   dimension: number | null;
   model_id: string | null;
@@ -196,11 +196,11 @@ export class IndexAdmin {
     const embedder = this.activeEmbedding.embedder();
     const vectors = this.activeEmbedding.vectors();
     const { chunks, pending } = await this.chunks.countReadable(readerGroups, embedder?.modelId ?? null);
-    // Read from the index in force, not from the chunks' records: a vector lost from it shows here.
-    const readableVectors = vectors ? (await this.chunks.readableRowids(readerGroups)).filter((rowid) => vectors.has(rowid)).length : 0;
     return {
       chunks,
-      vectors: readableVectors,
+      // As the chunks record it (kept consistent with the index at boot): counting the index's own labels per reader
+      // would read every readable chunk's rowid (about 45 ms per 20k chunks).
+      vectors: vectors ? chunks - pending : 0,
       dimension: embedder?.dimension ?? null,
       model_id: embedder?.modelId ?? null,
       device: embedder?.device ?? null,
