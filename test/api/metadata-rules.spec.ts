@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { prose } from '../fixtures/documents.js';
 import { LICENSE_ENV, applyLicense } from '../fixtures/license.js';
@@ -345,6 +346,25 @@ describe('a source\'s rules go with it (issue 17)', () => {
     expect(await rulesOf(id)).toEqual([]);
     expect((await api(t, 'GET', `/api/metadata/${id}/rules`, tokens.viewer)).statusCode).toBe(404);
     expect((await api(t, 'GET', '/api/metadata/uploads/rules', tokens.viewer)).json().rules.map((r: { id: string }) => r.id)).toEqual([kept.id]);
+  });
+
+  it('rules left by sources deleted before this release are deleted at the upgrade (migration 0015)', async () => {
+    const dir = path.join(root, 'connector-kept');
+    mkdirSync(dir, { recursive: true });
+    const connector = (await api(t, 'POST', '/api/connectors', tokens.admin, { name: 'meta-kept', path: dir })).json();
+    const live = await createRule(t, tokens.editor, RULES.department, connector.id);
+    const now = Date.now();
+    const orphan = (id: string, type: 'connector' | 'integration') => ({
+      id, source_type: type, source_id: `${id}-source`, field_name: 'orphan', pattern: '(x)', query_pattern: '(?i)orphan (\\w+)', scope: 'full' as const,
+      level: 'chunk' as const, chunk_boundary: 0, priority: 0, created_at: now, updated_at: now,
+    });
+    await t.app.db.insertInto('metadata_rules').values([orphan('orphan-c', 'connector'), orphan('orphan-i', 'integration')]).execute();
+    await sql`delete from kysely_migration where name = '0015-orphaned-rules'`.execute(t.app.db); // as if upgrading from 0014
+    const before = (await t.app.db.selectFrom('metadata_rules').select('id').execute()).map((row) => row.id);
+    t = await t.restart();
+    const after = (await t.app.db.selectFrom('metadata_rules').select('id').execute()).map((row) => row.id);
+    expect(after.sort()).toEqual(before.filter((id) => !id.startsWith('orphan-')).sort());
+    expect(after).toContain(live.id);
   });
 });
 
