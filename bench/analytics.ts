@@ -3,7 +3,9 @@
  * serialisation included) for a source of 100k chunks (1,000 documents of 100 chunks), with four
  * metadata rules over two fields: a chunk-level field of two competing rules (half the chunks match
  * themselves, the rest inherit, a tenth are contested) and a document-level field. Rows are written
- * straight into SQLite as ingestion would leave them. Target (issue 17): p95 <= 200 ms per endpoint.
+ * straight into SQLite as ingestion would leave them. One document in ten is allowed to a group the
+ * bench's reader is not in, so every count runs through the access filter (issue 18) and leaves them out.
+ * Target (issue 17): p95 <= 200 ms per endpoint.
  * Alone: `npx tsx bench/analytics.ts`; BENCH_ANALYTICS_CHUNKS (default 100000), BENCH_ANALYTICS_RUNS (default 30).
  */
 import { randomUUID } from 'node:crypto';
@@ -36,6 +38,7 @@ function documents(count: number): SeedDocument[] {
   return Array.from({ length: count }, (_, d) => ({
     id: `bench-doc-${d}`,
     filename: `team${d % 7}-report-${d}.txt`,
+    groups: d % 10 === 9 ? ['bench-restricted'] : ['everyone'],
     chunks: Array.from({ length: CHUNKS_PER_DOCUMENT }, (_, c) => ({ text: `Document ${d} chunk ${c}. ${'lorem ipsum '.repeat(10 + ((d * 31 + c * 17) % 90))}` })),
   }));
 }

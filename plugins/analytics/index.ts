@@ -15,5 +15,5 @@ export default fp(
     app.decorate('analytics', new AnalyticsService(new AnalyticsRepository(app.db), app.metadataRules));
     await app.register(analyticsRoutes);
   },
-  { name: 'analytics', dependencies: ['hearth-guard', 'metadata-rules'] },
+  { name: 'analytics', dependencies: ['hearth-guard', 'groups', 'metadata-rules'] },
 );

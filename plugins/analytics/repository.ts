@@ -1,11 +1,17 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
+import { readableBy } from '../groups/index.js';
 
-/** The source analytics read: its documents (uploads: source_id null) and the ids of its rules. */
+/**
+ * The source analytics read, as one reader sees it: its documents (uploads: source_id null) that the
+ * reader's groups may read, and the ids of its rules.
+ */
 export interface AnalyticsSource {
   type: 'upload' | 'connector' | 'integration';
   id: string;
   documentSourceId: string | null;
+  /** The reader's groups (app.groups.readerGroups): only documents allowed to one of them count. */
+  readerGroups: string[];
 }
 
 /** The histogram bucket a rank falls in, and how many values lie below it. */
@@ -26,9 +32,13 @@ export interface Summary {
 export class AnalyticsRepository {
   constructor(private readonly db: Db) {}
 
-  /** Its indexed documents, as a subquery. */
+  /**
+   * Its indexed documents the reader may read, as a subquery: every count reads through it. The per-rule counts
+   * seek each of these documents in an index led by (rule_id, origin, document_id) rather than test each row.
+   */
   private documents(source: AnalyticsSource): RawBuilder<unknown> {
-    return sql`select id from documents where source_type = ${source.type} and source_id is ${source.documentSourceId} and status = 'indexed'`;
+    return sql`select id from documents where source_type = ${source.type} and source_id is ${source.documentSourceId} and status = 'indexed'
+      and ${readableBy('documents.groups', JSON.stringify(source.readerGroups))}`;
   }
 
   /** Its rules' ids, as a subquery. */
@@ -101,14 +111,16 @@ export class AnalyticsRepository {
   /** Per rule of the source: chunks and documents its pattern matched. */
   async hitsPerRule(source: AnalyticsSource): Promise<Array<{ rule_id: string; chunks: number; documents: number }>> {
     const { rows } = await sql<{ rule_id: string; chunks: number; documents: number }>`select rule_id, count(*) as chunks, count(distinct document_id) as documents
-      from chunk_rule_hits where rule_id in (${this.rules(source)}) group by rule_id`.execute(this.db);
+      from chunk_rule_hits where rule_id in (${this.rules(source)}) and document_id in (${this.documents(source)}) group by rule_id`.execute(this.db);
     return rows;
   }
 
   /** Per rule of the source and origin: the chunks whose value it gave (each chunk has one rule per field, so these add up per field). */
   async valuesPerRule(source: AnalyticsSource): Promise<Array<{ rule_id: string; origin: 'self' | 'inherited' | 'document'; chunks: number }>> {
+    // Every origin named, so that (rule_id, origin, document_id) is one seek per readable document, in group order.
     const { rows } = await sql<{ rule_id: string; origin: 'self' | 'inherited' | 'document'; chunks: number }>`select rule_id, origin, count(*) as chunks
-      from chunk_metadata where rule_id in (${this.rules(source)}) group by rule_id, origin`.execute(this.db);
+      from chunk_metadata where rule_id in (${this.rules(source)}) and origin in ('self', 'inherited', 'document')
+        and document_id in (${this.documents(source)}) group by rule_id, origin`.execute(this.db);
     return rows;
   }
 
@@ -117,7 +129,8 @@ export class AnalyticsRepository {
     if (!fields.length) return [];
     const { rows } = await sql<{ field_name: string; chunks: number; documents: number; distinct_values: number }>`select
         field_name, count(*) as chunks, count(distinct document_id) as documents, count(distinct value) as distinct_values
-      from chunk_metadata where field_name in (${sql.join(fields)}) and rule_id in (${this.rules(source)}) group by field_name`.execute(this.db);
+      from chunk_metadata where field_name in (${sql.join(fields)}) and rule_id in (${this.rules(source)})
+        and document_id in (${this.documents(source)}) group by field_name`.execute(this.db);
     return rows;
   }
 
@@ -131,10 +144,11 @@ export class AnalyticsRepository {
     return { ...rows[0], sample: ids.rows.map((row) => row.document_id) };
   }
 
-  /** Where two or more rules of a field matched: per winning rule, how often it won. */
+  /** Where two or more rules of a field matched: per winning rule, how often it won (inherited values are never contested). */
   async contestedWins(source: AnalyticsSource): Promise<Array<{ rule_id: string; wins: number }>> {
     const { rows } = await sql<{ rule_id: string; wins: number }>`select rule_id, count(*) as wins
-      from chunk_metadata where rule_id in (${this.rules(source)}) and contenders >= 2 group by rule_id`.execute(this.db);
+      from chunk_metadata where rule_id in (${this.rules(source)}) and origin in ('self', 'document') and contenders >= 2
+        and document_id in (${this.documents(source)}) group by rule_id`.execute(this.db);
     return rows;
   }
 }

@@ -1,10 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { TSchema } from 'typebox';
+import { principalOf } from '../../core/auth/guard.js';
 import { AnalyticsParams, ChunkSizeDistribution, ChunksPerDocument, EmptyMetadata, InheritanceRatio, MetadataCoverage, MetadataHitRate, RulePriorityAudit } from './schemas.js';
 import type { AnalyticsService } from './service.js';
 
 const access = { access: { role: 'viewer' as const, tier: 'PRO' as const } };
-const SOURCE = '{source_id} is a connector id, an integration id or `uploads`; anything else is a 404. Computed in SQL at each call.';
+const SOURCE = '{source_id} is a connector id, an integration id or `uploads`; anything else is a 404. Computed in SQL at each call, ' +
+  'over the documents the caller\'s groups may read.';
 
 /** The seven endpoints: path, summary, response schema, and the service method that answers. */
 const ENDPOINTS: Array<[string, string, TSchema, keyof AnalyticsService]> = [
@@ -22,6 +24,9 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     app.get(`/api/analytics/:source_id/${path}`, {
       config: access,
       schema: { summary, description: SOURCE, tags: ['analytics'], params: AnalyticsParams, response: { 200: response } },
-    }, async (request) => (app.analytics[method] as (sourceId: string) => Promise<unknown>).call(app.analytics, request.params.source_id));
+    }, async (request) => {
+      const groups = await app.groups.readerGroups(principalOf(request).id);
+      return (app.analytics[method] as (sourceId: string, readerGroups: string[]) => Promise<unknown>).call(app.analytics, request.params.source_id, groups);
+    });
   }
 };

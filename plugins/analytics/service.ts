@@ -17,15 +17,18 @@ const round = (value: number | null) => (value === null ? null : Math.round(valu
 /** Nearest-rank: the smallest value with at least p of the values at or below it. */
 const rankOf = (p: number, count: number) => Math.max(0, Math.ceil(p * count) - 1);
 
-/** The seven analytics of a source's metadata and chunking, each a few SQL aggregates (repository). */
+/**
+ * The seven analytics of a source's metadata and chunking, each a few SQL aggregates (repository), over
+ * the documents the caller may read (issue 18): counts, totals and sample ids never include the others.
+ */
 export class AnalyticsService {
   constructor(
     private readonly repository: AnalyticsRepository,
     private readonly rules: MetadataRulesService,
   ) {}
 
-  async chunkSizeDistribution(sourceId: string) {
-    const source = await this.rules.source(sourceId);
+  async chunkSizeDistribution(sourceId: string, readerGroups: string[]) {
+    const source = await this.source(sourceId, readerGroups);
     const summary = await this.repository.chunkSizeSummary(source);
     return {
       ...header(source),
@@ -34,8 +37,8 @@ export class AnalyticsService {
     };
   }
 
-  async chunksPerDocument(sourceId: string) {
-    const source = await this.rules.source(sourceId);
+  async chunksPerDocument(sourceId: string, readerGroups: string[]) {
+    const source = await this.source(sourceId, readerGroups);
     const summary = await this.repository.documentChunkSummary(source);
     return {
       ...header(source),
@@ -43,8 +46,8 @@ export class AnalyticsService {
     };
   }
 
-  async metadataHitRate(sourceId: string) {
-    const source = await this.rules.source(sourceId);
+  async metadataHitRate(sourceId: string, readerGroups: string[]) {
+    const source = await this.source(sourceId, readerGroups);
     const [rules, totals, hits] = await Promise.all([this.rules.list(sourceId), this.repository.totals(source), this.repository.hitsPerRule(source)]);
     const byRule = new Map(hits.map((hit) => [hit.rule_id, hit]));
     return {
@@ -66,8 +69,8 @@ export class AnalyticsService {
     };
   }
 
-  async metadataCoverage(sourceId: string) {
-    const source = await this.rules.source(sourceId);
+  async metadataCoverage(sourceId: string, readerGroups: string[]) {
+    const source = await this.source(sourceId, readerGroups);
     const rules = await this.rules.list(sourceId);
     const [totals, fields] = await Promise.all([this.repository.totals(source), this.repository.fieldTotals(source, fieldNames(rules))]);
     const byField = new Map(fields.map((field) => [field.field_name, field]));
@@ -89,8 +92,8 @@ export class AnalyticsService {
     };
   }
 
-  async inheritanceRatio(sourceId: string) {
-    const source = await this.rules.source(sourceId);
+  async inheritanceRatio(sourceId: string, readerGroups: string[]) {
+    const source = await this.source(sourceId, readerGroups);
     const [rules, totals, values] = await Promise.all([this.rules.list(sourceId), this.repository.totals(source), this.repository.valuesPerRule(source)]);
     const fieldOf = new Map(rules.map((rule) => [rule.id, rule.field_name]));
     const chunkFields = fieldNames(rules.filter((rule) => rule.level === 'chunk'));
@@ -116,8 +119,8 @@ export class AnalyticsService {
     };
   }
 
-  async emptyMetadata(sourceId: string) {
-    const source = await this.rules.source(sourceId);
+  async emptyMetadata(sourceId: string, readerGroups: string[]) {
+    const source = await this.source(sourceId, readerGroups);
     const [totals, empty] = await Promise.all([this.repository.totals(source), this.repository.emptyChunks(source, EMPTY_SAMPLE)]);
     return {
       ...header(source),
@@ -129,8 +132,8 @@ export class AnalyticsService {
     };
   }
 
-  async rulePriorityAudit(sourceId: string) {
-    const source = await this.rules.source(sourceId);
+  async rulePriorityAudit(sourceId: string, readerGroups: string[]) {
+    const source = await this.source(sourceId, readerGroups);
     const [rules, wins] = await Promise.all([this.rules.list(sourceId), this.repository.contestedWins(source)]);
     const winsOf = new Map(wins.map((row) => [row.rule_id, row.wins]));
     return {
@@ -148,6 +151,11 @@ export class AnalyticsService {
         };
       }),
     };
+  }
+
+  /** The source (404 when there is none) as this reader sees it: only documents their groups may read count. */
+  private async source(sourceId: string, readerGroups: string[]): Promise<AnalyticsSource> {
+    return { ...(await this.rules.source(sourceId)), readerGroups };
   }
 
   private async distribution(summary: Summary, valueAt: (rank: number, bucket: RankBucket) => Promise<number | null>, histogram: (min: number, width: number) => Promise<Map<number, number>>) {

@@ -42,6 +42,8 @@ function normaliseInclude(include: string[]): string[] {
 export class ConnectorsService {
   /** Connectors deleted while a scan of theirs may still be queued or running: the scan stops at its next checkpoint. */
   private readonly deleted = new Set<string>();
+  /** What other plugins keep per connector (its metadata rules), dropped after a delete. */
+  private readonly deleteListeners: Array<(id: string) => Promise<void>> = [];
   private readonly names: UniqueName;
 
   constructor(
@@ -108,11 +110,21 @@ export class ConnectorsService {
     return this.get(id);
   }
 
-  /** Removes the connector and its documents (chunks and vectors); the files in its folder are not touched. */
+  /** What another plugin keeps per connector goes when the connector is deleted. */
+  onDelete(listener: (id: string) => Promise<void>): void {
+    this.deleteListeners.push(listener);
+  }
+
+  /**
+   * Removes the connector (its schedules go by foreign key), what other plugins keep for it (metadata rules, by
+   * onDelete: before the documents, so that work of theirs on the source stops first), and its documents (chunks
+   * and vectors); the files in its folder are not touched.
+   */
   async delete(id: string): Promise<{ documentsRemoved: number }> {
     await this.get(id);
     this.deleted.add(id);
     await this.repository.delete(id);
+    for (const listener of this.deleteListeners) await listener(id);
     return { documentsRemoved: await this.removeDocumentsOf(id) };
   }
 

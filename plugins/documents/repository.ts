@@ -47,8 +47,15 @@ export class DocumentsRepository {
     return this.db.selectFrom('documents').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  findBySha(sha256: string, sourceType: SourceType): Promise<DocumentRow | undefined> {
-    return this.db.selectFrom('documents').selectAll().where('sha256', '=', sha256).where('source_type', '=', sourceType).executeTakeFirst();
+  /** A document of this content the reader's groups may read (copies they may not read are not theirs to know of). */
+  findReadableBySha(sha256: string, sourceType: SourceType, groups: string[]): Promise<DocumentRow | undefined> {
+    return this.db
+      .selectFrom('documents')
+      .selectAll()
+      .where('sha256', '=', sha256)
+      .where('source_type', '=', sourceType)
+      .where(readableBy('documents.groups', JSON.stringify(groups)))
+      .executeTakeFirst();
   }
 
   findBySource(sourceType: SourceType, sourceId: string, sourcePath: string): Promise<DocumentRow | undefined> {

@@ -99,14 +99,15 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'multipart/form-data with one part named "file" (with its filename). The type is detected from the content. Answers 202 with the ' +
           'document (status queued) and its indexing job. 400 multipart_malformed, filename_required or empty_file; 413 over the plan ' +
           'file size (cut off as the bytes arrive), 403 plan_limit_exceeded over the document count or storage, 409 duplicate_document ' +
-          'for a file already uploaded, 415 for an unsupported type, 507 disk_full when the server has no space left.',
+          'for a file already uploaded as a document the caller\'s groups may read (a copy they may not read is not named: the upload is taken), 415 for an unsupported type, 507 disk_full when the server has no space left.',
         tags: ['documents'],
         consumes: ['multipart/form-data'],
         response: { 202: UploadResult },
       },
     }, async (request, reply) => {
       const file = await uploadedFile(request, app.entitlement.limits().file_size_bytes);
-      const document = await app.documents.upload(file.file, file.filename, principalOf(request).id);
+      const uploader = principalOf(request).id;
+      const document = await app.documents.upload(file.file, file.filename, uploader, await app.groups.readerGroups(uploader));
       app.diskFull.resolved();
       const job = await app.ingestion.enqueue([document.id]);
       request.log.info({ user: app.logPrivacy.caller(request), document: document.id, type: document.file_type }, 'document uploaded');

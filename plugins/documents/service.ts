@@ -202,7 +202,12 @@ export class DocumentsService {
     return (await this.repository.move(ids, statesBefore(to), { updated_at: clock.now(), ...change, status: to })) > 0;
   }
 
-  async upload(file: Readable, filename: string, uploadedBy: string): Promise<DocumentRow> {
+  /**
+   * Stores an upload as a new document. The same content already uploaded is a 409 naming that document only when
+   * the uploader's groups (`readerGroups`) may read it; a copy they may not read is not theirs to know of, so the
+   * upload is taken as a document of its own (its chunks and vectors are its own: chunk ids carry the document id).
+   */
+  async upload(file: Readable, filename: string, uploadedBy: string, readerGroups: string[]): Promise<DocumentRow> {
     const limits = this.entitlement.limits();
     const usage = await this.usage();
     if (usage.documents >= limits.documents) throw planLimit(`The plan allows ${limits.documents} documents; delete some or upgrade`);
@@ -225,7 +230,7 @@ export class DocumentsService {
       await pipeline(file, meter, createWriteStream(tmpFile, { mode: 0o600 }));
       if (size === 0) throw badRequest('empty_file', 'The file is empty: there is nothing to index', 'body.file');
       const detected = await this.acceptType(tmpFile, filename);
-      return await this.store(tmpFile, filename, detected, size, hash.digest('hex'), uploadedBy);
+      return await this.store(tmpFile, filename, detected, size, hash.digest('hex'), uploadedBy, readerGroups);
     } catch (error) {
       await rm(tmpFile, { force: true });
       throw error instanceof LimitExceeded ? error.httpError : error;
@@ -243,8 +248,8 @@ export class DocumentsService {
     return detected;
   }
 
-  private async store(tmpFile: string, filename: string, detected: DetectedFileType, size: number, sha256: string, uploadedBy: string): Promise<DocumentRow> {
-    const duplicate = await this.repository.findBySha(sha256, 'upload');
+  private async store(tmpFile: string, filename: string, detected: DetectedFileType, size: number, sha256: string, uploadedBy: string, readerGroups: string[]): Promise<DocumentRow> {
+    const duplicate = await this.repository.findReadableBySha(sha256, 'upload', readerGroups);
     if (duplicate) throw conflict('duplicate_document', `This file was already uploaded as document ${duplicate.id} (${duplicate.filename})`);
     const id = randomUUID();
     const storedName = `${id}.${detected.fileType}`;

@@ -50,6 +50,8 @@ export class IntegrationsService {
   readonly repository: IntegrationsRepository;
   /** The sync job of each integration, so that a second request joins it instead of crawling twice. */
   private readonly syncJobs = new Map<string, string>();
+  /** What other plugins keep per integration (its metadata rules), dropped after a delete. */
+  private readonly deleteListeners: Array<(id: string) => Promise<void>> = [];
   private readonly names: UniqueName;
 
   constructor(private readonly options: IntegrationsServiceOptions) {
@@ -110,11 +112,20 @@ export class IntegrationsService {
     return this.view(id);
   }
 
-  /** Stops its sync, removes its documents from the index, then the integration and its page records. */
+  /** What another plugin keeps per integration goes when the integration is deleted. */
+  onDelete(listener: (id: string) => Promise<void>): void {
+    this.deleteListeners.push(listener);
+  }
+
+  /**
+   * Stops its sync and what other plugins keep for it (metadata rules, by onDelete), removes its documents from the
+   * index, then the integration and its page records (and schedules, by foreign key).
+   */
   async delete(id: string): Promise<void> {
     await this.get(id);
     const jobId = this.syncJobs.get(id);
     if (jobId) await this.options.jobs.cancel(jobId);
+    for (const listener of this.deleteListeners) await listener(id);
     const documents = await this.options.documents.ofSource('integration', id);
     if (documents.length) await this.options.documents.remove(documents.map((doc) => doc.id));
     await this.repository.delete(id);

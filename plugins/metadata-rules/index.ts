@@ -37,6 +37,9 @@ export default fp(
       new RefreshJob(app.documents, app.indexStore, app.ingestion),
     );
     app.decorate('metadataRules', service);
+    // A source's rules go with it (issue 17), as its schedules do.
+    app.connectors.onDelete((id) => service.sourceDeleted('connector', id));
+    app.integrations.onDelete((id) => service.sourceDeleted('integration', id));
     app.ingestion.useRules((document) => service.rulesFor(document));
     app.chat.addFilterHook(async (_hints, query) => {
       const conditions = await service.classify(query);

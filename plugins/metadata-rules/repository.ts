@@ -33,4 +33,8 @@ export class MetadataRulesRepository {
   async delete(id: string): Promise<void> {
     await this.db.deleteFrom('metadata_rules').where('id', '=', id).execute();
   }
+
+  async deleteOfSource(sourceType: RuleRow['source_type'], sourceId: string): Promise<void> {
+    await this.db.deleteFrom('metadata_rules').where('source_type', '=', sourceType).where('source_id', '=', sourceId).execute();
+  }
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { clock } from '../../core/clock.js';
 import { badRequest, notFound } from '../../core/errors.js';
 import type { Job } from '../../core/jobs/job.js';
-import type { JobRunner } from '../../core/jobs/runner.js';
+import { JobCancelled, type JobRunner } from '../../core/jobs/runner.js';
 import { type Entitlement, tierAtLeast } from '../../core/tiers.js';
 import type { DocumentRow } from '../documents/index.js';
 import type { DocumentRules } from '../ingestion/index.js';
@@ -40,6 +40,8 @@ export class MetadataRulesService {
   /** Compiled rules per source, and for questions; dropped on every change. */
   private readonly ruleSets = new Map<string, Promise<RuleSet | null>>();
   private queryRules: Promise<Array<{ field: string; pattern: RulePattern }>> | null = null;
+  /** Sources deleted while a refresh of theirs may still be queued or running: it stops at its next checkpoint. */
+  private readonly deletedSources = new Set<string>();
 
   constructor(
     private readonly repository: MetadataRulesRepository,
@@ -132,7 +134,25 @@ export class MetadataRulesService {
   /** Re-applies the source's rules to its documents as a job. */
   async refresh(sourceId: string): Promise<Job> {
     const source = await this.source(sourceId);
-    return this.jobs.enqueue(REFRESH_JOB_TYPE, async (context) => this.refreshJob.run(source, await this.ruleSetOf(source), this.active(), context), { source_id: source.id });
+    const key = sourceKey(source);
+    return this.jobs.enqueue(REFRESH_JOB_TYPE, async (context) => {
+      const checkpoint = () => {
+        context.checkpoint();
+        if (this.deletedSources.has(key)) throw new JobCancelled();
+      };
+      checkpoint();
+      await this.refreshJob.run(source, await this.ruleSetOf(source), this.active(), { ...context, checkpoint });
+    }, { source_id: source.id });
+  }
+
+  /**
+   * A connector or integration is being deleted: its rules go, questions stop being matched against them, and a
+   * refresh of it stops at its next checkpoint. The values and hits they gave go with the source's documents' chunks.
+   */
+  async sourceDeleted(type: Exclude<RuleRow['source_type'], 'upload'>, id: string): Promise<void> {
+    this.deletedSources.add(sourceKey({ type, id }));
+    await this.repository.deleteOfSource(type, id);
+    this.changed();
   }
 
   /** Ingestion's lookup: the rules in force for a document's source (null: none, or the plan lapsed). */
@@ -161,7 +181,7 @@ export class MetadataRulesService {
 
   private ruleSetOf(source: RuleSource): Promise<RuleSet | null> {
     if (!this.active()) return Promise.resolve(null);
-    const key = `${source.type}:${source.id}`;
+    const key = sourceKey(source);
     let rules = this.ruleSets.get(key);
     if (!rules) {
       rules = this.repository.ofSource(source.type, source.id).then((rows) => (rows.length ? new RuleSet(rows.map(toDefinition)) : null));
@@ -200,6 +220,8 @@ export class MetadataRulesService {
     };
   }
 }
+
+const sourceKey = (source: { type: RuleRow['source_type']; id: string }) => `${source.type}:${source.id}`;
 
 /** Highest priority first, then oldest (creation order): the order rules are applied in. */
 function sortForApplying(rows: RuleRow[]): RuleRow[] {

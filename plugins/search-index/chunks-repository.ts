@@ -1,6 +1,7 @@
-import type { Insertable } from 'kysely';
+import { type Insertable, sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import type { ChunksTable } from '../../core/db/documents-schema.js';
+import { readableBy } from '../groups/index.js';
 
 export type NewChunk = Omit<Insertable<ChunksTable>, 'rowid'>;
 
@@ -105,13 +106,19 @@ export class ChunksRepository {
     return this.db.selectFrom('chunks').select(['rowid', 'text']).where('rowid', '>', afterRowid).orderBy('rowid').limit(limit).execute();
   }
 
-  async countPending(modelId: string): Promise<number> {
+  /** Chunks of the documents the reader's groups may read: all of them, and those without a vector of `modelId` (all without one). */
+  async countReadable(groups: string[], modelId: string | null): Promise<{ chunks: number; pending: number }> {
+    const pending = modelId === null ? sql<number>`count(*)` : sql<number>`count(*) filter (where c.embedded_with is null or c.embedded_with <> ${modelId})`;
     const row = await this.db
-      .selectFrom('chunks')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where((eb) => eb.or([eb('embedded_with', 'is', null), eb('embedded_with', '!=', modelId)]))
+      .selectFrom('chunks as c')
+      .select([sql<number>`count(*)`.as('chunks'), pending.as('pending')])
+      .where('c.document_id', 'in', this.readableDocuments(groups))
       .executeTakeFirstOrThrow();
-    return Number(row.n);
+    return { chunks: Number(row.chunks), pending: Number(row.pending) };
+  }
+
+  private readableDocuments(groups: string[]) {
+    return this.db.selectFrom('documents').select('id').where(readableBy('documents.groups', JSON.stringify(groups)));
   }
 
   /** Chunks with a vector of this model, and their access keys (a loaded index gets its keys from here). */

@@ -73,5 +73,5 @@ export default fp(
     });
     await app.register(indexRoutes);
   },
-  { name: 'search-index', dependencies: ['hearth-guard', 'jobs', 'health'] },
+  { name: 'search-index', dependencies: ['hearth-guard', 'jobs', 'health', 'groups'] },
 );

@@ -1,25 +1,31 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { principalOf } from '../../core/auth/guard.js';
 import { conflict } from '../../core/errors.js';
 import { JobView } from '../jobs/index.js';
 
 const IndexStatsView = Type.Object({
-  chunks: Type.Integer(),
-  vectors: Type.Integer(),
+  chunks: Type.Integer({ description: 'Chunks of the documents the caller\'s groups may read' }),
+  vectors: Type.Integer({ description: 'Of those, the chunks with a vector of the model in force' }),
   dimension: Type.Union([Type.Integer(), Type.Null()]),
   model_id: Type.Union([Type.String(), Type.Null()]),
   device: Type.Union([Type.String(), Type.Null()]),
-  stale_chunks: Type.Integer({ description: 'Chunks with no vector of the model in force (found by keywords only until embedded)' }),
-  database_bytes: Type.Integer(),
-  vectors_bytes: Type.Integer(),
+  stale_chunks: Type.Integer({ description: 'Of those, the chunks with no vector of the model in force (found by keywords only until embedded)' }),
+  database_bytes: Type.Integer({ description: 'The database file on disk (all documents)' }),
+  vectors_bytes: Type.Integer({ description: 'The vector index on disk (all documents)' }),
   last_rebuild_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 });
 
 export const indexRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/api/index/stats', {
     config: { access: { role: 'viewer' } },
-    schema: { summary: 'Vector and keyword index statistics', tags: ['index'], response: { 200: IndexStatsView } },
-  }, async () => app.indexAdmin.stats());
+    schema: {
+      summary: 'Vector and keyword index statistics',
+      description: 'Chunk and vector counts cover the documents the caller\'s groups may read; the model and the sizes on disk are the box\'s.',
+      tags: ['index'],
+      response: { 200: IndexStatsView },
+    },
+  }, async (request) => app.indexAdmin.stats(await app.groups.readerGroups(principalOf(request).id)));
 
   app.post('/api/index/rebuild', {
     config: { access: { role: 'editor' } },

@@ -20,8 +20,10 @@ interface CurrentPointer {
   rebuilt_at: string | null;
 }
 
+/** Counts are of the chunks one reader may read; the rest is the box's. */
 export interface IndexStats {
   chunks: number;
+  /** Of those chunks, the ones with a vector of the model in force (0 without a vector index). */
   vectors: number;
   dimension: number | null;
   model_id: string | null;
@@ -186,13 +188,19 @@ export class IndexAdmin {
     return after;
   }
 
-  async stats(): Promise<IndexStats> {
+  /**
+   * The index as one reader sees it (issue 18): chunk and vector counts cover only the documents their groups may
+   * read; the model, the files' sizes on disk and the last rebuild are the box's, the same for everyone.
+   */
+  async stats(readerGroups: string[]): Promise<IndexStats> {
     const embedder = this.activeEmbedding.embedder();
     const vectors = this.activeEmbedding.vectors();
-    const [chunks, pending] = await Promise.all([this.chunks.count(), embedder ? this.chunks.countPending(embedder.modelId) : this.chunks.count()]);
+    const { chunks, pending } = await this.chunks.countReadable(readerGroups, embedder?.modelId ?? null);
     return {
       chunks,
-      vectors: vectors?.size() ?? 0,
+      // As the chunks record it (kept consistent with the index at boot): counting the index's own labels per reader
+      // would read every readable chunk's rowid (about 45 ms per 20k chunks).
+      vectors: vectors ? chunks - pending : 0,
       dimension: embedder?.dimension ?? null,
       model_id: embedder?.modelId ?? null,
       device: embedder?.device ?? null,

@@ -116,4 +116,44 @@ describe('analytics', () => {
     expect(team).toMatchObject({ contested: alpha + beta, rules: [{ rule_id: rules.team, wins: alpha + beta, win_rate: 1 }, { rule_id: rules.teamLow, wins: 0 }] });
     expect(audit.fields.find((f: { field_name: string }) => f.field_name === 'section')).toMatchObject({ contested: 0 });
   });
+
+  it('counts only the documents the caller\'s groups may read, and never names the others (issue 18)', async () => {
+    // Last: it moves beta-b.txt and c.txt (the one with empty chunks) to a group the viewer is not in.
+    await applyLicense(t, 'ENTERPRISE');
+    const admin = (await t.login()).access;
+    const legal = (await t.request({ method: 'POST', url: '/api/groups', token: admin, payload: { name: 'legal' } })).json().id;
+    const member = await t.userWithRole('viewer', 'legal-reader');
+    expect((await t.request({ method: 'PUT', url: `/api/groups/${legal}/members/${member.id}`, token: admin })).statusCode).toBe(204);
+    const everything = Object.fromEntries(await Promise.all(ENDPOINTS.map(async (endpoint) => [endpoint, (await get(endpoint)).json()])));
+    for (const name of ['beta-b.txt', 'c.txt']) {
+      const res = await t.request({ method: 'PUT', url: `/api/documents/${documents[name]}/access`, token: admin, payload: { groups: ['legal'] } });
+      expect(res.statusCode, res.body).toBe(200);
+    }
+
+    const alpha = await chunkCount(documents['alpha-a.txt']);
+    const hidden = [documents['beta-b.txt'], documents['c.txt']];
+    const seen: Record<string, any> = {};
+    for (const endpoint of ENDPOINTS) {
+      const res = await get(endpoint);
+      expect(res.statusCode, endpoint).toBe(200);
+      for (const id of hidden) expect(res.body, endpoint).not.toContain(id);
+      seen[endpoint] = res.json();
+      // A member of the group still counts every document: the same answers as before the change.
+      expect((await get(endpoint, member.access)).json(), endpoint).toEqual(everything[endpoint]);
+    }
+    expect(seen['chunk-size-distribution']).toMatchObject({ count: alpha });
+    expect(seen['chunks-per-document']).toMatchObject({ count: 1, min: alpha, max: alpha });
+    const hit = seen['metadata-hit-rate'];
+    expect(hit).toMatchObject({ documents_total: 1, chunks_total: alpha });
+    const byRule = Object.fromEntries(hit.rules.map((r: { rule_id: string }) => [r.rule_id, r]));
+    expect(byRule[rules.section]).toMatchObject({ documents_matched: 1, chunks_matched: 2 });
+    expect(byRule[rules.team]).toMatchObject({ documents_matched: 1, chunks_matched: alpha, document_rate: 1 });
+    const fields = Object.fromEntries(seen['metadata-coverage'].fields.map((f: { field_name: string }) => [f.field_name, f]));
+    expect(fields.team).toMatchObject({ chunks_with_value: alpha, documents_with_value: 1, distinct_values: 1 });
+    expect(fields.section).toMatchObject({ chunks_with_value: alpha - 1, documents_with_value: 1, distinct_values: 2 });
+    expect(seen['inheritance-ratio'].fields[0]).toMatchObject({ self_matched: 2, inherited: alpha - 3, document_level: 0, empty: 1 });
+    expect(seen['empty-metadata']).toMatchObject({ chunks_total: alpha, empty_chunks: 0, documents_with_empty_chunks: 0, sample_document_ids: [] });
+    const team = seen['rule-priority-audit'].fields.find((f: { field_name: string }) => f.field_name === 'team');
+    expect(team).toMatchObject({ contested: alpha, rules: [{ rule_id: rules.team, wins: alpha }, { rule_id: rules.teamLow, wins: 0 }] });
+  });
 });

@@ -2,7 +2,8 @@
  * Canary leak suite (issue 18): documents holding unique canary strings, each readable by one group.
  * Users outside that group (viewers, editors, admins, members of another group) probe every read of
  * document content; no canary may ever come back: with caches warm, after access is revoked, after
- * the document is deleted, and when the extraction of another upload fails.
+ * the document is deleted, and when the extraction of another upload fails. Counts (analytics, index
+ * stats) must be those of the documents the prober may list: a hidden document adds nothing to them.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -16,6 +17,7 @@ import { installTinyEmbeddingModel } from '../fixtures/tiny-embedding-model.js';
 
 const CANARY = { alpha: 'zqxalphacanary7', beta: 'zqxbetacanary9' } as const;
 const MODES = ['hybrid', 'vector', 'keyword'] as const;
+const ANALYTICS = ['chunk-size-distribution', 'metadata-hit-rate', 'metadata-coverage', 'chunks-per-document', 'inheritance-ratio', 'empty-metadata', 'rule-priority-audit'];
 
 let t: TestApp;
 let modelDir: string;
@@ -69,8 +71,37 @@ async function probe(user: Probe, canary: string): Promise<string[]> {
   for (const conversation of conversations.json().conversations) await get(`/api/conversations/${conversation.id}`);
   const jobs = await get('/api/jobs?limit=500');
   for (const job of jobs.json().jobs) await get(`/api/jobs/${job.id}`);
-  await get('/api/index/stats');
+  const analytics: Record<string, any> = {};
+  for (const endpoint of ANALYTICS) {
+    const res = await get(`/api/analytics/uploads/${endpoint}`);
+    expect(res.statusCode, res.body).toBe(200);
+    analytics[endpoint] = res.json();
+  }
+  const stats = (await get('/api/index/stats')).json();
+  await expectOwnCounts(user, analytics, stats);
   return bodies;
+}
+
+/** Analytics and index stats count exactly the documents the user may list: nothing of a hidden one shows in a number. */
+async function expectOwnCounts(user: Probe, analytics: Record<string, any>, stats: { chunks: number; vectors: number }): Promise<void> {
+  const list = async (query: string) => (await t.request({ method: 'GET', url: `/api/docs?limit=500${query}`, token: user.access })).json().documents as Array<{ id: string; chunk_count: number }>;
+  const chunksOf = (documents: Array<{ chunk_count: number }>) => documents.reduce((sum, document) => sum + document.chunk_count, 0);
+  const uploads = await list('&source_type=upload&status=indexed');
+  const totals = { documents_total: uploads.length, chunks_total: chunksOf(uploads) };
+  expect(analytics['metadata-hit-rate'], user.name).toMatchObject(totals);
+  expect(analytics['metadata-coverage'], user.name).toMatchObject(totals);
+  expect(analytics['chunks-per-document'].count, user.name).toBe(uploads.length);
+  expect(analytics['chunk-size-distribution'].count, user.name).toBe(totals.chunks_total);
+  expect(analytics['inheritance-ratio'].chunks_total, user.name).toBe(totals.chunks_total);
+  // The rule's values are the handbooks' codes (the canaries among them): one per readable handbook.
+  const code = analytics['metadata-coverage'].fields.find((field: { field_name: string }) => field.field_name === 'code');
+  expect(code, user.name).toMatchObject({ documents_with_value: uploads.length, distinct_values: uploads.length });
+  const hits = analytics['metadata-hit-rate'].rules[0];
+  expect(hits, user.name).toMatchObject({ documents_matched: uploads.length, chunks_matched: totals.chunks_total });
+  const readable = chunksOf(await list(''));
+  expect(stats.chunks, user.name).toBe(readable);
+  // Everything is embedded by now (the probes run after the jobs are idle): the vectors are the reader's chunks too.
+  expect(stats.vectors, user.name).toBe(readable);
 }
 
 function expectNoCanary(bodies: string[], canary: string, documentId?: string): void {
@@ -91,6 +122,9 @@ beforeAll(async () => {
     expect(res.statusCode, res.body).toBe(201);
     groupIds[name] = res.json().id;
   }
+  // A metadata rule whose values are the canaries themselves: analytics count them, never show them.
+  const rule = await t.request({ method: 'POST', url: '/api/metadata/uploads/rules', token: admin, payload: { field_name: 'code', pattern: 'secret project code is (\\w+)', scope: 'full', level: 'document' } });
+  expect(rule.statusCode, rule.body).toBe(201);
   docs.alpha = await upload(admin, 'alpha-handbook.txt', text(CANARY.alpha, 'alpha'));
   docs.beta = await upload(admin, 'beta-handbook.txt', text(CANARY.beta, 'beta'));
   docs.public = await upload(admin, 'public-handbook.txt', text('nothingsecret', 'public'));
@@ -159,5 +193,37 @@ describe('canary leak suite', () => {
     const editor = users['alpha-editor'];
     expect((await t.request({ method: 'DELETE', url: `/api/docs/${docs.alpha}`, token: editor.access })).statusCode).toBe(204);
     for (const user of [editor, ...outsiders()]) expectNoCanary(await probe(user, CANARY.alpha), CANARY.alpha);
+  });
+
+  it('a duplicate of a document the uploader may not read is taken as a document of its own: nothing names the hidden one', async () => {
+    const content = text('zqxgammacanary3', 'gamma');
+    const hidden = await upload(admin, 'gamma-handbook.txt', content);
+    await t.app.jobs.idle();
+    expect((await t.request({ method: 'PUT', url: `/api/documents/${hidden}/access`, token: admin, payload: { groups: ['alpha'] } })).statusCode).toBe(200);
+
+    const outsider = users['plain-editor'];
+    const res = await t.request({ method: 'POST', url: '/api/docs/upload', token: outsider.access, ...multipartBody([{ name: 'file', content, filename: 'my-notes.txt' }]) });
+    expect(res.statusCode, res.body).toBe(202);
+    expect(res.body).not.toContain(hidden);
+    expect(res.body).not.toContain('gamma-handbook');
+    const copy = res.json().document.id as string;
+    expect(copy).not.toBe(hidden);
+    await t.app.jobs.idle();
+    const listed = (await t.request({ method: 'GET', url: '/api/docs?limit=500', token: outsider.access })).json().documents as Array<{ id: string; status: string; chunk_count: number }>;
+    expect(listed.find((d) => d.id === copy)).toMatchObject({ status: 'indexed' });
+    expect(listed.some((d) => d.id === hidden)).toBe(false);
+    // Each copy has chunks of its own (chunk ids carry the document id), and the hidden one stays hidden.
+    const chunks = await t.app.db.selectFrom('chunks').select(['id', 'document_id']).where('document_id', 'in', [hidden, copy]).execute();
+    expect(new Set(chunks.map((chunk) => chunk.document_id))).toEqual(new Set([hidden, copy]));
+    expect(new Set(chunks.map((chunk) => chunk.id)).size).toBe(chunks.length);
+    expect((await t.request({ method: 'GET', url: `/api/docs/${hidden}/file`, token: outsider.access })).statusCode).toBe(404);
+    expectNoCanary(await probe(outsider, CANARY.beta), CANARY.beta, hidden);
+
+    // A duplicate of a document the uploader may read is still refused, and named.
+    const again = await t.request({ method: 'POST', url: '/api/docs/upload', token: outsider.access, ...multipartBody([{ name: 'file', content, filename: 'again.txt' }]) });
+    expect(again.statusCode).toBe(409);
+    expect(again.json().error).toMatchObject({ code: 'duplicate_document' });
+    expect(again.json().error.message).toContain(copy);
+    expect(again.body).not.toContain(hidden);
   });
 });

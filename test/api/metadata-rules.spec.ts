@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { prose } from '../fixtures/documents.js';
 import { LICENSE_ENV, applyLicense } from '../fixtures/license.js';
@@ -292,6 +293,78 @@ describe('metadata rules on PRO', () => {
       await t.app.jobs.idle();
       expect((await api(t, 'GET', `/api/jobs/${started.json().id}`, tokens.viewer)).json().state).toBe('cancelled');
     });
+  });
+});
+
+describe('a source\'s rules go with it (issue 17)', () => {
+  let t: TestApp;
+  let tokens: Tokens;
+  beforeAll(async () => {
+    ({ t, tokens } = await start());
+    await applyLicense(t, 'PRO');
+  });
+  afterAll(() => t.close());
+
+  const rulesOf = (sourceId: string) => t.app.db.selectFrom('metadata_rules').select('id').where('source_id', '=', sourceId).execute();
+
+  it('deleting a connector deletes its rules, their values, and their hold on questions', async () => {
+    const dir = path.join(root, 'connector-deleted');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, 'manual.txt'), `Chapter 3 of the manual. ${prose(21, 6)}\n\nChapter 4 of the manual. ${prose(22, 6)}`);
+    const connector = (await api(t, 'POST', '/api/connectors', tokens.admin, { name: 'meta-deleted', path: dir })).json();
+    const rule = await createRule(t, tokens.editor, { field_name: 'chapter', pattern: '(?m)^Chapter (\\d+)', query_pattern: '(?i)\\bchapter (\\d+)', scope: 'full', level: 'chunk' }, connector.id);
+    expect((await api(t, 'POST', `/api/connectors/${connector.id}/scan`, tokens.editor)).statusCode).toBe(202);
+    await t.app.jobs.idle();
+    expect((await t.app.db.selectFrom('chunk_metadata').select('value').where('rule_id', '=', rule.id).execute()).length).toBeGreaterThan(0);
+    const question = { query: 'What does chapter 3 say about the manual?' };
+    expect((await api(t, 'POST', '/api/chat', tokens.viewer, question)).json().retrieval_settings.classification).toBe('metadata');
+
+    // A refresh of the source queued behind an upload's indexing when the delete comes: it stops, cancelled.
+    await t.request({ method: 'POST', url: '/api/docs/upload', token: tokens.editor, ...multipartBody([{ name: 'file', content: prose(23, 30), filename: 'queued.txt' }]) });
+    const refresh = await api(t, 'POST', `/api/metadata/${connector.id}/refresh`, tokens.editor);
+    expect(refresh.statusCode, refresh.body).toBe(202);
+    expect((await api(t, 'DELETE', `/api/connectors/${connector.id}`, tokens.admin)).statusCode).toBe(204);
+    await t.app.jobs.idle();
+    expect((await api(t, 'GET', `/api/jobs/${refresh.json().id}`, tokens.viewer)).json().state).toBe('cancelled');
+    expect(await rulesOf(connector.id)).toEqual([]);
+    expect(await t.app.db.selectFrom('chunk_metadata').select('value').where('rule_id', '=', rule.id).execute()).toEqual([]);
+    expect(await t.app.db.selectFrom('chunk_rule_hits').select('chunk_rowid').where('rule_id', '=', rule.id).execute()).toEqual([]);
+    expect((await api(t, 'GET', `/api/metadata/${connector.id}/rules`, tokens.viewer)).statusCode).toBe(404);
+    // The deleted source's query pattern no longer turns a question into a filter (that would find nothing).
+    const chat = (await api(t, 'POST', '/api/chat', tokens.viewer, question)).json();
+    expect(chat.retrieval_settings).toMatchObject({ classification: 'document', filters: {} });
+  });
+
+  it('deleting an integration deletes its rules; other sources keep theirs', async () => {
+    const created = await api(t, 'POST', '/api/integrations', tokens.admin, { name: 'meta-site', kind: 'web', config: { start_url: 'http://127.0.0.1:9/', allow_private_network: true } });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.json().id as string;
+    await createRule(t, tokens.editor, RULES.department, id);
+    const kept = await createRule(t, tokens.editor, { ...RULES.department, field_name: 'kept' });
+    expect(await rulesOf(id)).toHaveLength(1);
+    expect((await api(t, 'DELETE', `/api/integrations/${id}`, tokens.admin)).statusCode).toBe(204);
+    expect(await rulesOf(id)).toEqual([]);
+    expect((await api(t, 'GET', `/api/metadata/${id}/rules`, tokens.viewer)).statusCode).toBe(404);
+    expect((await api(t, 'GET', '/api/metadata/uploads/rules', tokens.viewer)).json().rules.map((r: { id: string }) => r.id)).toEqual([kept.id]);
+  });
+
+  it('rules left by sources deleted before this release are deleted at the upgrade (migration 0015)', async () => {
+    const dir = path.join(root, 'connector-kept');
+    mkdirSync(dir, { recursive: true });
+    const connector = (await api(t, 'POST', '/api/connectors', tokens.admin, { name: 'meta-kept', path: dir })).json();
+    const live = await createRule(t, tokens.editor, RULES.department, connector.id);
+    const now = Date.now();
+    const orphan = (id: string, type: 'connector' | 'integration') => ({
+      id, source_type: type, source_id: `${id}-source`, field_name: 'orphan', pattern: '(x)', query_pattern: '(?i)orphan (\\w+)', scope: 'full' as const,
+      level: 'chunk' as const, chunk_boundary: 0, priority: 0, created_at: now, updated_at: now,
+    });
+    await t.app.db.insertInto('metadata_rules').values([orphan('orphan-c', 'connector'), orphan('orphan-i', 'integration')]).execute();
+    await sql`delete from kysely_migration where name = '0015-orphaned-rules'`.execute(t.app.db); // as if upgrading from 0014
+    const before = (await t.app.db.selectFrom('metadata_rules').select('id').execute()).map((row) => row.id);
+    t = await t.restart();
+    const after = (await t.app.db.selectFrom('metadata_rules').select('id').execute()).map((row) => row.id);
+    expect(after.sort()).toEqual(before.filter((id) => !id.startsWith('orphan-')).sort());
+    expect(after).toContain(live.id);
   });
 });
 

@@ -12,6 +12,8 @@ import * as m0010 from './0010-schedules.js';
 import * as m0011 from './0011-audit.js';
 import * as m0012 from './0012-groups.js';
 import * as m0013 from './0013-ocr-pages.js';
+import * as m0014 from './0014-analytics-access.js';
+import * as m0015 from './0015-orphaned-rules.js';
 
 /** Numbered, forward-only. Append; never edit a migration that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +30,6 @@ export const migrations: Record<string, Migration> = {
   '0011-audit': m0011,
   '0012-groups': m0012,
   '0013-ocr-pages': m0013,
+  '0014-analytics-access': m0014,
+  '0015-orphaned-rules': m0015,
 };
