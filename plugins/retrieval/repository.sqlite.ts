@@ -44,6 +44,9 @@ const metadataRowids = () => sql`select m.chunk_rowid from chunk_metadata m
 
 const metadataParam = (metadata: SearchFilters['metadata']) => (metadata?.length ? JSON.stringify(metadata) : null);
 
+/** Reader scopes (group sets) whose readable keys are kept at once. */
+const READABLE_CACHE = 64;
+
 /** Parameters of the access conditions, shared by the prepared queries below. */
 const scopeParams = (scope: ReadScope) => ({
   groups: JSON.stringify(scope.groups),
@@ -58,6 +61,10 @@ export class RetrievalRepository {
   private readonly ranked;
   private readonly chunks;
   private readonly keys;
+  private readonly rankedAll;
+  private readonly stamp;
+  /** readableKeys per reader scope, valid while nothing was written (see stamp): a search does not scan every document. */
+  private readonly readable = new Map<string, { stamp: string; keys: Uint32Array | null }>();
   private readonly metadataRowids;
 
   constructor(private readonly db: Db) {
@@ -88,6 +95,20 @@ export class RetrievalRepository {
         where chunks_fts match ${'$match'} and chunks_fts.rowid >= ${'$minRowid'} and ${visible}
           and (${'$meta'} is null or chunks_fts.rowid in (${metadataRowids()}))
         order by bm25 limit ${'$limit'}`.compile(db),
+    );
+    // The same ranking for a reader who may read every indexed document (one group, or an admin in them all):
+    // no join per match. A chunk of a document that is not indexed any more drops when its row is looked up.
+    this.rankedAll = prepared<{ rowid: number; bm25: number }, { match: string; minRowid: number; limit: number; meta: string | null }>(
+      run,
+      sql<{ rowid: number; bm25: number }>`select rowid, bm25(chunks_fts) as bm25 from chunks_fts
+        where chunks_fts match ${'$match'} and rowid >= ${'$minRowid'}
+          and (${'$meta'} is null or rowid in (${metadataRowids()}))
+        order by bm25 limit ${'$limit'}`.compile(db),
+    );
+    // Changes to any table by this connection, and commits by other connections: what the keys cache is stamped with.
+    this.stamp = prepared<{ changes: number; version: number }, Record<string, never>>(
+      run,
+      sql<{ changes: number; version: number }>`select total_changes() as changes, (select data_version from pragma_data_version) as version`.compile(db),
     );
     this.keys = prepared<{ key: number; readable: number }, { groups: string; documentIds: string | null }>(
       run,
@@ -126,8 +147,9 @@ export class RetrievalRepository {
   }
 
   /** Best bm25 matches first among the rows the scope may read, at or above `minRowid`. Text and heading weigh the same. */
-  async keywordRanked(match: string, limit: number, scope: ReadScope, minRowid = 0): Promise<RankedRowid[]> {
-    const rows = await this.ranked({ match, minRowid, limit, ...scopeParams(scope), meta: metadataParam(scope.metadata) });
+  async keywordRanked(match: string, limit: number, scope: ReadScope, minRowid = 0, readsAll = false): Promise<RankedRowid[]> {
+    const meta = metadataParam(scope.metadata);
+    const rows = readsAll && !scope.document_ids ? await this.rankedAll({ match, minRowid, limit, meta }) : await this.ranked({ match, minRowid, limit, ...scopeParams(scope), meta });
     return rows.map((row) => ({ rowid: row.rowid, score: -row.bm25 }));
   }
 
@@ -136,9 +158,18 @@ export class RetrievalRepository {
    * Null when it may read every indexed document: the search then needs no filter (the unfiltered path).
    */
   async readableKeys(scope: ReadScope): Promise<Uint32Array | null> {
-    const rows = await this.keys(scopeParams(scope));
+    const params = scopeParams(scope);
+    const key = `${params.groups}\n${params.documentIds ?? ''}`;
+    const [now] = await this.stamp({});
+    const stamp = `${now.changes}:${now.version}`;
+    const kept = this.readable.get(key);
+    if (kept?.stamp === stamp) return kept.keys;
+    const rows = await this.keys(params);
     const readable = rows.filter((row) => row.readable);
-    return readable.length === rows.length ? null : Uint32Array.from(readable, (row) => row.key);
+    const keys = readable.length === rows.length ? null : Uint32Array.from(readable, (row) => row.key);
+    if (this.readable.size >= READABLE_CACHE) this.readable.clear();
+    this.readable.set(key, { stamp, keys });
+    return keys;
   }
 
   /** The chunks of these rowids that may be returned: their document is indexed and the scope may read it. */

@@ -108,9 +108,11 @@ export class RetrievalService {
       for (const hit of await this.repository.chunksByRowid(fresh, scope)) hits.set(hit.rowid, hit);
     };
     // The query embeds (in the embedder's own thread) while the keyword side runs its SQL; then one lookup hydrates both lists.
+    // The access keys of what the reader may read (null: every indexed document), for both sides.
+    const keys = await this.repository.readableKeys(scope);
     const [vectorSide, keywordSide] = await Promise.all([
-      modeUsed !== 'keyword' && !('unavailable' in side) ? this.vectorCandidates(side, request.query, n, scope) : null,
-      modeUsed !== 'vector' ? this.keywordCandidates(request.query, n, scope) : null,
+      modeUsed !== 'keyword' && !('unavailable' in side) ? this.vectorCandidates(side, request.query, n, scope, keys) : null,
+      modeUsed !== 'vector' ? this.keywordCandidates(request.query, n, scope, keys === null) : null,
     ]);
     await hydrate([...(vectorSide?.list ?? []), ...(keywordSide?.list ?? [])]);
     const vectorList = vectorSide ? await this.visible(vectorSide, n, hydrate, hits) : [];
@@ -170,10 +172,9 @@ export class RetrievalService {
    * The nearest chunks among the documents the scope may read (the addon filters their access keys inside its
    * graph walk) and, with a metadata filter, among the chunks that pass it.
    */
-  private async vectorCandidates(side: { embedder: Embedder; vectors: VectorIndex }, query: string, n: number, scope: ReadScope): Promise<Candidates> {
-    const [queryVector, keys, allowed] = await Promise.all([
+  private async vectorCandidates(side: { embedder: Embedder; vectors: VectorIndex }, query: string, n: number, scope: ReadScope, keys: Uint32Array | null): Promise<Candidates> {
+    const [queryVector, allowed] = await Promise.all([
       this.queryVector(side.embedder, query),
-      this.repository.readableKeys(scope),
       scope.metadata?.length ? this.repository.rowidsWithMetadata(scope.metadata) : undefined,
     ]);
     const fetch = async (limit: number) => searchVectors(side.vectors, queryVector, limit, allowed, keys ?? undefined).map(({ label, score }) => ({ rowid: label, score }));
@@ -194,14 +195,14 @@ export class RetrievalService {
     return vector;
   }
 
-  private async keywordCandidates(query: string, n: number, scope: ReadScope): Promise<Candidates | null> {
+  private async keywordCandidates(query: string, n: number, scope: ReadScope, readsAll: boolean): Promise<Candidates | null> {
     const terms = candidateTerms(query);
     const frequencies = await this.repository.termFrequencies(terms, KEYWORD_LIMITS.probeCap);
     const plan = planKeywordQuery(terms.map((term, i) => ({ term, df: frequencies[i] })));
     if (!plan) return null;
     const ranked = async (match: string): Promise<Candidates> => {
       const floor = plan.windowed ? await this.repository.newestMatchFloor(match, KEYWORD_LIMITS.rowBudget, scope.metadata) : 0;
-      const fetch = (limit: number) => this.repository.keywordRanked(match, limit, scope, floor);
+      const fetch = (limit: number) => this.repository.keywordRanked(match, limit, scope, floor, readsAll);
       return { list: await fetch(n), limit: n, fetch };
     };
     const relaxed = plan.relaxed;
