@@ -15,7 +15,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { openDatabase } from '../../core/db/database.js';
 import { loadEmbedderOnThisThread } from '../../native/embeddings/index.js';
 import { openVectorIndex } from '../../native/vector-index/index.js';
-import { DEFAULT_FUSION } from '../../plugins/retrieval/fusion.js';
+import { DEFAULT_FUSION, type FusionSettings } from '../../plugins/retrieval/fusion.js';
 import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.js';
 import { RetrievalService, type SearchMode } from '../../plugins/retrieval/service.js';
 import { contentTokenMask, defaultTokenizerDir, installDefaultModel, vocabularyTokens } from '../../plugins/search-index/default-embedder/build.js';
@@ -75,26 +75,33 @@ async function main(): Promise<void> {
         const page = all.slice(i, i + 256);
         vectors.add(page.map((c) => c.rowid), await embedder.embed(page.map((c) => c.text)), keys.slice(i, i + 256));
       }
-      const service = new RetrievalService(new RetrievalRepository(db), { embedder: () => embedder, vectors: () => vectors }, DEFAULT_FUSION);
-      const modes: SearchMode[] = weight === weights[0] ? ['keyword', 'vector', 'hybrid'] : ['vector', 'hybrid'];
-      for (const mode of modes) {
-        const scores: Array<{ kind: string; r: number; mrr: number; ndcg: number }> = [];
+      const runs: Array<{ label: string; mode: SearchMode; fusion: FusionSettings }> = [
+        ...(weight === weights[0] ? [{ label: 'keyword', mode: 'keyword' as const, fusion: DEFAULT_FUSION }] : []),
+        { label: `vector w=${weight}`, mode: 'vector', fusion: DEFAULT_FUSION },
+        { label: `hybrid w=${weight}`, mode: 'hybrid', fusion: DEFAULT_FUSION },
+        { label: `hybrid w=${weight} equal weights`, mode: 'hybrid', fusion: { ...DEFAULT_FUSION, method: 'rrf', weights: { keyword: 1, vector: 1 } } },
+      ];
+      for (const run of runs) {
+        const service = new RetrievalService(new RetrievalRepository(db), { embedder: () => embedder, vectors: () => vectors }, run.fusion);
+        const scores: Array<{ set: string; kind: string; r: number; mrr: number; ndcg: number }> = [];
         for (const question of questions) {
-          const { results } = await service.search({ query: question.question, k: 10, mode, groups: ['everyone'] });
+          const { results } = await service.search({ query: question.question, k: 10, mode: run.mode, groups: ['everyone'] });
           const ranked = results.map((result) => corpusIdOf.get(result.document_id)!);
           const right = rightDocuments(question);
-          scores.push({ kind: question.kind, r: recallAt5(ranked, right), mrr: reciprocalRankAt10(ranked, right), ndcg: ndcgAt10(ranked, right) });
+          scores.push({ set: question.set, kind: question.kind, r: recallAt5(ranked, right), mrr: reciprocalRankAt10(ranked, right), ndcg: ndcgAt10(ranked, right) });
         }
-        const of = (kind?: string) => scores.filter((s) => !kind || s.kind === kind);
-        const label = mode === 'keyword' ? 'keyword' : `${mode} w=${weight}`;
-        rows.push([label, mean(of().map((s) => s.r)), mean(of('same').map((s) => s.r)), mean(of('paraphrased').map((s) => s.r)), mean(of().map((s) => s.mrr)), mean(of().map((s) => s.ndcg))]);
-        console.log(rows[rows.length - 1].join('  '));
+        for (const part of set === 'all' ? ['dev', 'test'] : [set]) {
+          const of = (kind?: string) => scores.filter((s) => s.set === part && (!kind || s.kind === kind));
+          rows.push([part, run.label, mean(of().map((s) => s.r)), mean(of('same').map((s) => s.r)), mean(of('paraphrased').map((s) => s.r)), mean(of().map((s) => s.mrr)), mean(of().map((s) => s.ndcg))]);
+          console.log(rows[rows.length - 1].join('  '));
+        }
       }
       console.log(`w=${weight}: build ${buildSeconds.toFixed(1)} s, stats ${JSON.stringify(manifest.stats)}, model ${embedder.modelId}`);
       await embedder.close();
     }
     console.log(`${set}: ${questions.length} questions; window ±${window}, min count ${minCount}, new rows ${newRows}`);
-    console.log(table(['variant', 'recall@5', 'same', 'paraphr.', 'MRR@10', 'nDCG@10'], rows));
+    rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    console.log(table(['set', 'variant', 'recall@5', 'same', 'paraphr.', 'MRR@10', 'nDCG@10'], rows));
   } finally {
     await rm(modelDir, { recursive: true, force: true });
     await db.destroy();
