@@ -17,8 +17,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { contentTokenMask, defaultTokenizerDir, vocabularyTokens, buildDefaultModelBytes } from '../plugins/search-index/default-embedder/build.js';
-import { CooccurrenceCounts } from '../plugins/search-index/default-embedder/corpus.js';
+import { buildDefaultModelBytes, defaultTokenizerDir, vocabularyTokens } from '../plugins/search-index/default-embedder/build.js';
+import { blendCorpus, contentTokenMask, CooccurrenceCounts } from '../scripts/eval/adaptive-corpus.js';
 import { mulberry32 } from '../plugins/search-index/default-embedder/linalg.js';
 import { listCorpus } from '../scripts/eval/corpus.js';
 import { ROOT } from './harness.js';
@@ -78,7 +78,7 @@ async function child(source: string, n: number, weight: number): Promise<void> {
   const countSeconds = (performance.now() - t) / 1000;
   const countedPeak = peakRss();
   t = performance.now();
-  const built = await buildDefaultModelBytes({ corpus: { counts, weight } });
+  const built = await buildDefaultModelBytes({ extendMatrix: blendCorpus({ counts, weight, newRows: false }) });
   const buildSeconds = (performance.now() - t) / 1000;
   const cpu = process.cpuUsage();
   console.log(

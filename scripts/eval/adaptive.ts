@@ -18,8 +18,8 @@ import { openVectorIndex } from '../../native/vector-index/index.js';
 import { DEFAULT_FUSION, type FusionSettings } from '../../plugins/retrieval/fusion.js';
 import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.js';
 import { RetrievalService, type SearchMode } from '../../plugins/retrieval/service.js';
-import { contentTokenMask, defaultTokenizerDir, installDefaultModel, vocabularyTokens } from '../../plugins/search-index/default-embedder/build.js';
-import { CooccurrenceCounts } from '../../plugins/search-index/default-embedder/corpus.js';
+import { defaultTokenizerDir, installDefaultModel, vocabularyTokens } from '../../plugins/search-index/default-embedder/build.js';
+import { blendCorpus, contentTokenMask, CooccurrenceCounts } from './adaptive-corpus.js';
 import { ChunksRepository } from '../../plugins/search-index/chunks-repository.js';
 import { mean, ndcgAt10, recallAt5, reciprocalRankAt10, table } from './metrics.js';
 import { readQuestions, rightDocuments } from './questions.js';
@@ -67,7 +67,7 @@ async function main(): Promise<void> {
     for (const weight of weights) {
       const id = `adapt-${String(weight).replace('.', '_')}`;
       started = performance.now();
-      const manifest = await installDefaultModel({ modelDir, id, activate: false, corpus: weight > 0 ? { counts, weight, minCount, newRows } : undefined });
+      const manifest = await installDefaultModel({ modelDir, id, activate: false, extendMatrix: weight > 0 ? blendCorpus({ counts, weight, minCount, newRows }) : undefined });
       const buildSeconds = (performance.now() - started) / 1000;
       const embedder = (await loadEmbedderOnThisThread({ modelDir, device: 'cpu', id }))!;
       const vectors = await openVectorIndex({ file: path.join(modelDir, `${id}.hnsw`), dimension: embedder.dimension, modelId: embedder.modelId });

