@@ -6,11 +6,12 @@
  * deduplicated), cut into paragraph-packed chunks of about 1,000 characters, then cycled up to N:
  *   repeat    the real chunks again and again (the same distinct pairs; the counts grow);
  *   shuffled  each copy after the first has its words shuffled within the chunk (seeded): the vocabulary's
- *             distribution stays, the distinct pairs grow as a larger collection's would (an upper bound).
+ *             distribution stays, the distinct pairs grow as a larger collection's would (an upper bound);
+ *   fixed     the repeated chunks loaded, but the fixed table built (no corpus): the baseline.
  * Each source runs in a child process of its own (`npx tsx`, so its RSS includes tsx's loader), which reports
  * its VmHWM (peak RSS, every thread) once the chunks are in memory and at the end, and each stage's seconds.
  *
- * `npx tsx bench/adaptive-embedder.ts` (HEARTH_BENCH_CHUNKS=100000, HEARTH_BENCH_SOURCES=repeat,shuffled,
+ * `npx tsx bench/adaptive-embedder.ts` (HEARTH_BENCH_CHUNKS=100000, HEARTH_BENCH_SOURCES=fixed,repeat,shuffled,
  * HEARTH_BENCH_WEIGHT=1). Linux only (/proc). Machine load: `uptime` before and after each child.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -74,11 +75,11 @@ async function child(source: string, n: number, weight: number): Promise<void> {
   );
   const content = contentTokenMask(await vocabularyTokens());
   const counts = new CooccurrenceCounts(content.length);
-  for (const text of chunks) counts.addChunk(tokenizer.encode(text, { add_special_tokens: false }).ids, content, 5);
+  if (source !== 'fixed') for (const text of chunks) counts.addChunk(tokenizer.encode(text, { add_special_tokens: false }).ids, content, 5);
   const countSeconds = (performance.now() - t) / 1000;
   const countedPeak = peakRss();
   t = performance.now();
-  const built = await buildDefaultModelBytes({ extendMatrix: blendCorpus({ counts, weight, newRows: false }) });
+  const built = await buildDefaultModelBytes(source === 'fixed' ? {} : { extendMatrix: blendCorpus({ counts, weight, newRows: false }) });
   const buildSeconds = (performance.now() - t) / 1000;
   const cpu = process.cpuUsage();
   console.log(
@@ -103,7 +104,7 @@ async function main(): Promise<void> {
   const n = Number(process.env.HEARTH_BENCH_CHUNKS ?? 100_000);
   const weight = Number(process.env.HEARTH_BENCH_WEIGHT ?? 1);
   if (process.argv[2] === '--child') return child(process.argv[3], n, weight);
-  for (const source of (process.env.HEARTH_BENCH_SOURCES ?? 'repeat,shuffled').split(',')) {
+  for (const source of (process.env.HEARTH_BENCH_SOURCES ?? 'fixed,repeat,shuffled').split(',')) {
     console.log(`uptime before: ${execFileSync('uptime', { encoding: 'utf8' }).trim()}`);
     const run = spawnSync('npx', ['tsx', path.join(ROOT, 'bench', 'adaptive-embedder.ts'), '--child', source], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
     console.log(run.stdout.trim());
