@@ -92,7 +92,7 @@ async function main(): Promise<void> {
         }
         for (const part of set === 'all' ? ['dev', 'test'] : [set]) {
           const of = (kind?: string) => scores.filter((s) => s.set === part && (!kind || s.kind === kind));
-          rows.push([part, run.label, mean(of().map((s) => s.r)), mean(of('same').map((s) => s.r)), mean(of('paraphrased').map((s) => s.r)), mean(of().map((s) => s.mrr)), mean(of().map((s) => s.ndcg))]);
+          rows.push([part, run.label, mean(of().map((s) => s.r)), mean(of('same').map((s) => s.r)), mean(of('paraphrased').map((s) => s.r)), mean(of().map((s) => s.mrr)), mean(of().map((s) => s.ndcg)), mean(of('paraphrased').map((s) => s.mrr)), mean(of('paraphrased').map((s) => s.ndcg))]);
           console.log(rows[rows.length - 1].join('  '));
         }
       }
@@ -101,7 +101,7 @@ async function main(): Promise<void> {
     }
     console.log(`${set}: ${questions.length} questions; window ±${window}, min count ${minCount}, new rows ${newRows}`);
     rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    console.log(table(['set', 'variant', 'recall@5', 'same', 'paraphr.', 'MRR@10', 'nDCG@10'], rows));
+    console.log(table(['set', 'variant', 'recall@5', 'same', 'paraphr.', 'MRR@10', 'nDCG@10', 'par. MRR', 'par. nDCG'], rows));
   } finally {
     await rm(modelDir, { recursive: true, force: true });
     await db.destroy();
