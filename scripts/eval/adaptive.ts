@@ -1,0 +1,111 @@
+/**
+ * The corpus-adaptive default embedder (issue 16 item 5), measured offline on an index `npm run eval` left
+ * in HEARTH_EVAL_WORK: the collection's chunks (as the service stored them) are tokenised with the built-in
+ * embedder's WordPiece tokenizer, their windowed co-occurrence is blended into the WordNet matrix at each
+ * weight of HEARTH_ADAPT_WEIGHTS (0: the fixed table), and for each table every chunk is embedded again into
+ * a fresh vector index that the real RetrievalService searches (keyword, vector, hybrid with the default
+ * fusion) on HEARTH_EVAL_SET (dev by default).
+ * `HEARTH_EVAL_DIR=... HEARTH_EVAL_WORK=... HEARTH_ADAPT_WEIGHTS=0,0.5,1 npx tsx scripts/eval/adaptive.ts`
+ * Other knobs: HEARTH_ADAPT_WINDOW (5), HEARTH_ADAPT_MIN_COUNT (10), HEARTH_ADAPT_NEW_ROWS (1).
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Tokenizer } from '@huggingface/tokenizers';
+import { openDatabase } from '../../core/db/database.js';
+import { loadEmbedderOnThisThread } from '../../native/embeddings/index.js';
+import { openVectorIndex } from '../../native/vector-index/index.js';
+import { DEFAULT_FUSION, type FusionSettings } from '../../plugins/retrieval/fusion.js';
+import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.js';
+import { RetrievalService, type SearchMode } from '../../plugins/retrieval/service.js';
+import { defaultTokenizerDir, installDefaultModel, vocabularyTokens } from '../../plugins/search-index/default-embedder/build.js';
+import { blendCorpus, contentTokenMask, CooccurrenceCounts } from './adaptive-corpus.js';
+import { ChunksRepository } from '../../plugins/search-index/chunks-repository.js';
+import { mean, ndcgAt10, recallAt5, reciprocalRankAt10, table } from './metrics.js';
+import { readQuestions, rightDocuments } from './questions.js';
+
+async function main(): Promise<void> {
+  const work = process.env.HEARTH_EVAL_WORK;
+  const evalDir = process.env.HEARTH_EVAL_DIR;
+  if (!work || !(evalDir || process.env.HEARTH_EVAL_QUESTIONS)) throw new Error('Set HEARTH_EVAL_WORK (a folder `npm run eval` indexed) and HEARTH_EVAL_DIR');
+  const set = process.env.HEARTH_EVAL_SET ?? 'dev';
+  const weights = (process.env.HEARTH_ADAPT_WEIGHTS ?? '0,0.5,1').split(',').map(Number);
+  const window = Number(process.env.HEARTH_ADAPT_WINDOW ?? 5);
+  const minCount = Number(process.env.HEARTH_ADAPT_MIN_COUNT ?? 10);
+  const newRows = process.env.HEARTH_ADAPT_NEW_ROWS !== '0';
+  const questions = (await readQuestions(process.env.HEARTH_EVAL_QUESTIONS ?? path.join(evalDir!, 'questions.jsonl'))).filter((q) => set === 'all' || q.set === set);
+  const dataDir = path.join(work, 'data');
+  const corpusDir = path.join(work, 'corpus');
+  const db = await openDatabase(path.join(dataDir, 'hearth.db'));
+  const chunks = new ChunksRepository(db);
+  const documents = await db.selectFrom('documents').select(['id', 'source_path']).execute();
+  const corpusIdOf = new Map(documents.map((d) => [d.id, path.relative(corpusDir, d.source_path ?? '')]));
+
+  // Every chunk, in rowid order, as the index rebuild reads them.
+  const all: Array<{ rowid: number; text: string }> = [];
+  for (let after = 0; ; ) {
+    const page = await chunks.page(after, 1000);
+    if (page.length === 0) break;
+    all.push(...page);
+    after = page[page.length - 1].rowid;
+  }
+  const keys = await chunks.keysOf(all.map((c) => c.rowid));
+
+  let started = performance.now();
+  const tokenizerJson = JSON.parse(await readFile(path.join(defaultTokenizerDir(), 'tokenizer.json'), 'utf8'));
+  const tokenizerConfig = JSON.parse(await readFile(path.join(defaultTokenizerDir(), 'tokenizer_config.json'), 'utf8'));
+  const tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig);
+  const vocab = await vocabularyTokens();
+  const content = contentTokenMask(vocab);
+  const counts = new CooccurrenceCounts(vocab.length);
+  for (const chunk of all) counts.addChunk(tokenizer.encode(chunk.text, { add_special_tokens: false }).ids, content, window);
+  console.log(`${all.length} chunks, ${counts.tokens} content tokens, ${counts.pairs} pairs (window ±${window}): ${((performance.now() - started) / 1000).toFixed(1)} s`);
+
+  const modelDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-adapt-models-'));
+  const rows: Array<Array<string | number>> = [];
+  try {
+    for (const weight of weights) {
+      const id = `adapt-${String(weight).replace('.', '_')}`;
+      started = performance.now();
+      const manifest = await installDefaultModel({ modelDir, id, activate: false, extendMatrix: weight > 0 ? blendCorpus({ counts, weight, minCount, newRows }) : undefined });
+      const buildSeconds = (performance.now() - started) / 1000;
+      const embedder = (await loadEmbedderOnThisThread({ modelDir, device: 'cpu', id }))!;
+      const vectors = await openVectorIndex({ file: path.join(modelDir, `${id}.hnsw`), dimension: embedder.dimension, modelId: embedder.modelId });
+      for (let i = 0; i < all.length; i += 256) {
+        const page = all.slice(i, i + 256);
+        vectors.add(page.map((c) => c.rowid), await embedder.embed(page.map((c) => c.text)), keys.slice(i, i + 256));
+      }
+      const runs: Array<{ label: string; mode: SearchMode; fusion: FusionSettings }> = [
+        ...(weight === weights[0] ? [{ label: 'keyword', mode: 'keyword' as const, fusion: DEFAULT_FUSION }] : []),
+        { label: `vector w=${weight}`, mode: 'vector', fusion: DEFAULT_FUSION },
+        { label: `hybrid w=${weight}`, mode: 'hybrid', fusion: DEFAULT_FUSION },
+        { label: `hybrid w=${weight} equal weights`, mode: 'hybrid', fusion: { ...DEFAULT_FUSION, method: 'rrf', weights: { keyword: 1, vector: 1 } } },
+      ];
+      for (const run of runs) {
+        const service = new RetrievalService(new RetrievalRepository(db), { embedder: () => embedder, vectors: () => vectors }, run.fusion);
+        const scores: Array<{ set: string; kind: string; r: number; mrr: number; ndcg: number }> = [];
+        for (const question of questions) {
+          const { results } = await service.search({ query: question.question, k: 10, mode: run.mode, groups: ['everyone'] });
+          const ranked = results.map((result) => corpusIdOf.get(result.document_id)!);
+          const right = rightDocuments(question);
+          scores.push({ set: question.set, kind: question.kind, r: recallAt5(ranked, right), mrr: reciprocalRankAt10(ranked, right), ndcg: ndcgAt10(ranked, right) });
+        }
+        for (const part of set === 'all' ? ['dev', 'test'] : [set]) {
+          const of = (kind?: string) => scores.filter((s) => s.set === part && (!kind || s.kind === kind));
+          rows.push([part, run.label, mean(of().map((s) => s.r)), mean(of('same').map((s) => s.r)), mean(of('paraphrased').map((s) => s.r)), mean(of().map((s) => s.mrr)), mean(of().map((s) => s.ndcg)), mean(of('paraphrased').map((s) => s.mrr)), mean(of('paraphrased').map((s) => s.ndcg))]);
+          console.log(rows[rows.length - 1].join('  '));
+        }
+      }
+      console.log(`w=${weight}: build ${buildSeconds.toFixed(1)} s, stats ${JSON.stringify(manifest.stats)}, model ${embedder.modelId}`);
+      await embedder.close();
+    }
+    console.log(`${set}: ${questions.length} questions; window ±${window}, min count ${minCount}, new rows ${newRows}`);
+    rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    console.log(table(['set', 'variant', 'recall@5', 'same', 'paraphr.', 'MRR@10', 'nDCG@10', 'par. MRR', 'par. nDCG'], rows));
+  } finally {
+    await rm(modelDir, { recursive: true, force: true });
+    await db.destroy();
+  }
+}
+
+await main();
