@@ -44,6 +44,12 @@ const metadataRowids = () => sql`select m.chunk_rowid from chunk_metadata m
 
 const metadataParam = (metadata: SearchFilters['metadata']) => (metadata?.length ? JSON.stringify(metadata) : null);
 
+/** The access keys a reader may read (null: every indexed document) and their share of the indexed documents. */
+export interface ReadableKeys {
+  keys: Uint32Array | null;
+  share: number;
+}
+
 /** Reader scopes (group sets) whose readable keys are kept at once. */
 const READABLE_CACHE = 64;
 
@@ -64,7 +70,7 @@ export class RetrievalRepository {
   private readonly rankedAll;
   private readonly stamp;
   /** readableKeys per reader scope, valid while nothing was written (see stamp): a search does not scan every document. */
-  private readonly readable = new Map<string, { stamp: string; keys: Uint32Array | null }>();
+  private readonly readable = new Map<string, { stamp: string; keys: ReadableKeys }>();
   private readonly metadataRowids;
 
   constructor(private readonly db: Db) {
@@ -157,7 +163,7 @@ export class RetrievalRepository {
    * The access keys of the documents the scope may read: the vector search admits their chunks only.
    * Null when it may read every indexed document: the search then needs no filter (the unfiltered path).
    */
-  async readableKeys(scope: ReadScope): Promise<Uint32Array | null> {
+  async readableKeys(scope: ReadScope): Promise<ReadableKeys> {
     const params = scopeParams(scope);
     const key = `${params.groups}\n${params.documentIds ?? ''}`;
     const [now] = await this.stamp({});
@@ -166,7 +172,7 @@ export class RetrievalRepository {
     if (kept?.stamp === stamp) return kept.keys;
     const rows = await this.keys(params);
     const readable = rows.filter((row) => row.readable);
-    const keys = readable.length === rows.length ? null : Uint32Array.from(readable, (row) => row.key);
+    const keys: ReadableKeys = readable.length === rows.length ? { keys: null, share: 1 } : { keys: Uint32Array.from(readable, (row) => row.key), share: readable.length / rows.length };
     if (this.readable.size >= READABLE_CACHE) this.readable.clear();
     this.readable.set(key, { stamp, keys });
     return keys;

@@ -5,7 +5,7 @@ import type { VectorIndex } from '../../native/vector-index/index.js';
 import { searchVectors } from '../search-index/index.js';
 import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, capPerDocument, dropNearDuplicates, fuse, textSignature, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery } from './keyword-query.js';
-import type { ChunkHit, ReadScope, RetrievalRepository, SearchFilters } from './repository.sqlite.js';
+import type { ChunkHit, ReadScope, ReadableKeys, RetrievalRepository, SearchFilters } from './repository.sqlite.js';
 import { RERANK_BATCH, type CrossEncoder } from '../../native/reranker/index.js';
 import { rerankCandidates, type RerankReport, type RerankSettings } from './rerank.js';
 
@@ -109,10 +109,10 @@ export class RetrievalService {
     };
     // The query embeds (in the embedder's own thread) while the keyword side runs its SQL; then one lookup hydrates both lists.
     // The access keys of what the reader may read (null: every indexed document), for both sides.
-    const keys = await this.repository.readableKeys(scope);
+    const readable = await this.repository.readableKeys(scope);
     const [vectorSide, keywordSide] = await Promise.all([
-      modeUsed !== 'keyword' && !('unavailable' in side) ? this.vectorCandidates(side, request.query, n, scope, keys) : null,
-      modeUsed !== 'vector' ? this.keywordCandidates(request.query, n, scope, keys === null) : null,
+      modeUsed !== 'keyword' && !('unavailable' in side) ? this.vectorCandidates(side, request.query, n, scope, readable) : null,
+      modeUsed !== 'vector' ? this.keywordCandidates(request.query, n, scope, readable.keys === null) : null,
     ]);
     await hydrate([...(vectorSide?.list ?? []), ...(keywordSide?.list ?? [])]);
     const vectorList = vectorSide ? await this.visible(vectorSide, n, hydrate, hits) : [];
@@ -172,12 +172,12 @@ export class RetrievalService {
    * The nearest chunks among the documents the scope may read (the addon filters their access keys inside its
    * graph walk) and, with a metadata filter, among the chunks that pass it.
    */
-  private async vectorCandidates(side: { embedder: Embedder; vectors: VectorIndex }, query: string, n: number, scope: ReadScope, keys: Uint32Array | null): Promise<Candidates> {
+  private async vectorCandidates(side: { embedder: Embedder; vectors: VectorIndex }, query: string, n: number, scope: ReadScope, readable: ReadableKeys): Promise<Candidates> {
     const [queryVector, allowed] = await Promise.all([
       this.queryVector(side.embedder, query),
       scope.metadata?.length ? this.repository.rowidsWithMetadata(scope.metadata) : undefined,
     ]);
-    const fetch = async (limit: number) => searchVectors(side.vectors, queryVector, limit, allowed, keys ?? undefined).map(({ label, score }) => ({ rowid: label, score }));
+    const fetch = async (limit: number) => searchVectors(side.vectors, queryVector, limit, allowed, readable.keys ?? undefined, readable.share).map(({ label, score }) => ({ rowid: label, score }));
     return { list: await fetch(n), limit: n, fetch };
   }
 

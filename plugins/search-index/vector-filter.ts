@@ -1,4 +1,4 @@
-import type { VectorIndex } from '../../native/vector-index/index.js';
+import { HNSW_PARAMETERS, type VectorIndex } from '../../native/vector-index/index.js';
 
 /** How many times more neighbours each widening asks for. */
 const WIDEN = 4;
@@ -10,13 +10,27 @@ const WIDEN = 4;
  * it asks for more neighbours until k allowed ones are found or the whole index was searched.
  */
 export function searchVectors(
-  vectors: VectorIndex, query: Float32Array, k: number, allowed?: ReadonlySet<number>, keys?: Uint32Array,
+  vectors: VectorIndex, query: Float32Array, k: number, allowed?: ReadonlySet<number>, keys?: Uint32Array, keyShare = 1,
 ): Array<{ label: number; score: number }> {
-  if (!allowed) return vectors.search(query, k, keys);
+  if (!allowed) return keyed(vectors, query, k, keys, keyShare);
   if (allowed.size === 0) return [];
   const size = vectors.size();
   for (let limit = Math.max(k, WIDEN * k); ; limit *= WIDEN) {
-    const found = vectors.search(query, Math.min(limit, size), keys).filter((hit) => allowed.has(hit.label));
+    const found = keyed(vectors, query, Math.min(limit, size), keys, keyShare).filter((hit) => allowed.has(hit.label));
     if (found.length >= k || limit >= size) return found.slice(0, k);
   }
+}
+
+/** Widest widening of a keyed walk: below 1/20 of the index admitted, the addon compares exactly anyway. */
+const MAX_KEYED_WIDEN = 20;
+
+/**
+ * A search within `keys`, which admit about `keyShare` of the index. The graph walk keeps ef candidates of
+ * every document while it returns only admitted ones, so it asks for max(k, efSearch) / keyShare neighbours
+ * (the walk's ef is at least the neighbours asked for) and keeps the best k.
+ */
+function keyed(vectors: VectorIndex, query: Float32Array, k: number, keys: Uint32Array | undefined, keyShare: number) {
+  if (!keys || keyShare >= 1) return vectors.search(query, k, keys);
+  const widen = Math.min(MAX_KEYED_WIDEN, 1 / Math.max(keyShare, 1e-6));
+  return vectors.search(query, Math.ceil(Math.max(k, HNSW_PARAMETERS.efSearch) * widen), keys).slice(0, k);
 }
