@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { principalOf } from '../../core/auth/guard.js';
 import { JobView } from '../jobs/index.js';
 import { ConnectorIdParams, ConnectorList, ConnectorView, CreateConnectorBody, SyncAllResult, UpdateConnectorBody } from './schemas.js';
 import { toConnectorView } from './service.js';
@@ -17,8 +18,9 @@ export const connectorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/api/connectors', {
     config: viewer,
     schema: { summary: 'List local-directory connectors', tags, response: { 200: ConnectorList } },
-  }, async () => {
-    const connectors = await app.connectors.list();
+  }, async (request) => {
+    // Counts of the documents this reader may read: a restricted source's size is not shown to outsiders.
+    const connectors = await app.connectors.list(await app.groups.readerGroups(principalOf(request).id));
     return { connectors: connectors.map(toConnectorView), total: connectors.length };
   });
 
@@ -55,7 +57,7 @@ export const connectorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/api/connectors/:id', {
     config: viewer,
     schema: { summary: 'Get a connector', tags, params: ConnectorIdParams, response: { 200: ConnectorView } },
-  }, async (request) => toConnectorView(await app.connectors.get(request.params.id)));
+  }, async (request) => toConnectorView(await app.connectors.get(request.params.id, await app.groups.readerGroups(principalOf(request).id))));
 
   app.put('/api/connectors/:id', {
     config: admin,

@@ -57,18 +57,19 @@ export class ConnectorsService {
     this.names = new UniqueName((name) => repository.findByName(name), () => conflict('connector_name_taken', 'A connector with this name already exists', 'body.name'));
   }
 
-  async list(): Promise<ConnectorViewRow[]> {
-    return this.withDocumentCounts(await this.repository.list());
+  /** With `readerGroups`, document_count counts only the documents a reader of these groups may read. */
+  async list(readerGroups?: string[]): Promise<ConnectorViewRow[]> {
+    return this.withDocumentCounts(await this.repository.list(), readerGroups);
   }
 
-  async get(id: string): Promise<ConnectorViewRow> {
+  async get(id: string, readerGroups?: string[]): Promise<ConnectorViewRow> {
     const connector = await this.repository.findById(id);
     if (!connector) throw notFound('Connector');
-    return (await this.withDocumentCounts([connector]))[0];
+    return (await this.withDocumentCounts([connector], readerGroups))[0];
   }
 
-  private async withDocumentCounts(connectors: ConnectorRow[]): Promise<ConnectorViewRow[]> {
-    const counts = await this.documents.countsBySource('connector', connectors.map((connector) => connector.id));
+  private async withDocumentCounts(connectors: ConnectorRow[], readerGroups?: string[]): Promise<ConnectorViewRow[]> {
+    const counts = await this.documents.countsBySource('connector', connectors.map((connector) => connector.id), readerGroups);
     return connectors.map((connector) => ({ ...connector, document_count: counts.get(connector.id) ?? 0 }));
   }
 

@@ -73,15 +73,15 @@ export class DocumentsRepository {
   }
 
   /** Documents per source of one type, for the sources' list views. */
-  async countsBySource(sourceType: SourceType, sourceIds: string[]): Promise<Map<string, number>> {
+  async countsBySource(sourceType: SourceType, sourceIds: string[], readerGroups?: string[]): Promise<Map<string, number>> {
     if (sourceIds.length === 0) return new Map();
-    const rows = await this.db
+    let query = this.db
       .selectFrom('documents')
       .select((eb) => ['source_id', eb.fn.countAll<number>().as('n')])
       .where('source_type', '=', sourceType)
-      .where('source_id', 'in', sourceIds)
-      .groupBy('source_id')
-      .execute();
+      .where('source_id', 'in', sourceIds);
+    if (readerGroups) query = query.where(readableBy('documents.groups', JSON.stringify(readerGroups)));
+    const rows = await query.groupBy('source_id').execute();
     return new Map(rows.map((row) => [row.source_id!, Number(row.n)]));
   }
 

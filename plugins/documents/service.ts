@@ -142,8 +142,9 @@ export class DocumentsService {
   }
 
   /** How many documents each of these connectors or integrations has (absent: none). */
-  countsBySource(sourceType: SourceType, sourceIds: string[]): Promise<Map<string, number>> {
-    return this.repository.countsBySource(sourceType, sourceIds);
+  /** Documents per source; with `readerGroups`, only those a reader of these groups may read. */
+  countsBySource(sourceType: SourceType, sourceIds: string[], readerGroups?: string[]): Promise<Map<string, number>> {
+    return this.repository.countsBySource(sourceType, sourceIds, readerGroups);
   }
 
   /** Ids of a source's documents, oldest first; uploads are the source ('upload', null). */

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { principalOf } from '../../core/auth/guard.js';
 import { JobView } from '../jobs/index.js';
 import { CreateIntegrationBody, IntegrationIdParams, IntegrationList, IntegrationView, ListIntegrationsQuery, UpdateIntegrationBody } from './schemas.js';
 
@@ -13,7 +14,7 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/api/integrations', {
     config: viewer,
     schema: { summary: 'List integrations', tags, querystring: ListIntegrationsQuery, response: { 200: IntegrationList } },
-  }, async (request) => app.integrations.list(request.query.limit, request.query.offset));
+  }, async (request) => app.integrations.list(request.query.limit, request.query.offset, await app.groups.readerGroups(principalOf(request).id)));
 
   app.post('/api/integrations', {
     config: admin,
@@ -37,7 +38,7 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/api/integrations/:id', {
     config: viewer,
     schema: { summary: 'Get an integration', tags, params: IntegrationIdParams, response: { 200: IntegrationView } },
-  }, async (request) => app.integrations.view(request.params.id));
+  }, async (request) => app.integrations.view(request.params.id, await app.groups.readerGroups(principalOf(request).id)));
 
   app.put('/api/integrations/:id', {
     config: admin,

@@ -59,15 +59,16 @@ export class IntegrationsService {
     this.names = new UniqueName((name) => this.repository.findByName(name), () => conflict('integration_name_taken', 'An integration with this name already exists', 'body.name'));
   }
 
-  async list(limit: number, offset: number): Promise<{ integrations: IntegrationView[]; total: number }> {
+  /** With `readerGroups`, document_count counts only the documents a reader of these groups may read. */
+  async list(limit: number, offset: number, readerGroups?: string[]): Promise<{ integrations: IntegrationView[]; total: number }> {
     const { integrations, total } = await this.repository.list(limit, offset);
-    const counts = await this.options.documents.countsBySource('integration', integrations.map((row) => row.id));
+    const counts = await this.options.documents.countsBySource('integration', integrations.map((row) => row.id), readerGroups);
     return { integrations: integrations.map((row) => toIntegrationView(row, counts.get(row.id) ?? 0)), total };
   }
 
-  async view(id: string): Promise<IntegrationView> {
+  async view(id: string, readerGroups?: string[]): Promise<IntegrationView> {
     const row = await this.get(id);
-    return toIntegrationView(row, (await this.options.documents.countsBySource('integration', [id])).get(id) ?? 0);
+    return toIntegrationView(row, (await this.options.documents.countsBySource('integration', [id], readerGroups)).get(id) ?? 0);
   }
 
   async get(id: string): Promise<IntegrationRow> {

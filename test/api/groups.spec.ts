@@ -1,4 +1,7 @@
 /** Groups API per role and tier, with bad input; document access and the FREE view of users' groups. */
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type TestApp, snapshot, startApp } from '../helpers.js';
 import { LICENSE_ENV, applyLicense } from '../fixtures/license.js';
@@ -157,5 +160,36 @@ describe('groups on ENTERPRISE', () => {
     expect((await t.request({ method: 'GET', url: '/api/docs', token: editor.access })).json().documents[0].groups).toEqual(['everyone', 'Legal']);
     expect((await t.request({ method: 'DELETE', url: `/api/groups/${legal}`, token: admin })).statusCode).toBe(204);
     expect((await t.request({ method: 'GET', url: '/api/docs', token: editor.access })).json().total).toBe(1);
+  });
+});
+
+describe('a restricted source seen from outside its groups', () => {
+  it("counts only the documents the reader may read: the connector's size is not shown to outsiders", async () => {
+    const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'hearth-groups-source-')));
+    const outsider = await t.close().then(async () => {
+      t = await startApp({ ...LICENSE_ENV, CONNECTOR_ALLOWED_PATHS: `/app/docs:${root}` });
+      admin = (await t.login()).access;
+      await applyLicense(t, 'ENTERPRISE');
+      return t.userWithRole('viewer');
+    });
+    try {
+      for (const name of ['a.txt', 'b.txt', 'c.txt']) writeFileSync(path.join(root, name), `Quarterly numbers for ${name}, kept by finance.`);
+      const legal = (await create('Legal')).json();
+      expect((await t.request({ method: 'PUT', url: `/api/groups/${legal.id}/members/${(await t.request({ method: 'GET', url: '/api/auth/me', token: admin })).json().id}`, token: admin })).statusCode).toBe(204);
+      const connector = await t.request({ method: 'POST', url: '/api/connectors', token: admin, payload: { name: 'Finance', path: root } });
+      expect(connector.statusCode, connector.body).toBe(201);
+      const id = connector.json().id;
+      expect((await t.request({ method: 'PUT', url: `/api/connectors/${id}/access`, token: admin, payload: { groups: ['Legal'] } })).statusCode).toBe(200);
+      expect((await t.request({ method: 'POST', url: `/api/connectors/${id}/scan`, token: admin })).statusCode).toBe(202);
+      await t.app.jobs.idle();
+      const count = async (token: string) => ({
+        list: (await t.request({ method: 'GET', url: '/api/connectors', token })).json().connectors.find((c: { id: string }) => c.id === id).document_count,
+        one: (await t.request({ method: 'GET', url: `/api/connectors/${id}`, token })).json().document_count,
+      });
+      expect(await count(admin)).toEqual({ list: 3, one: 3 }); // the admin is in Legal
+      expect(await count(outsider.access)).toEqual({ list: 0, one: 0 });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
