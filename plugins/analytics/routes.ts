@@ -5,7 +5,7 @@ import { AnalyticsParams, ChunkSizeDistribution, ChunksPerDocument, EmptyMetadat
 import type { AnalyticsService } from './service.js';
 
 const access = { access: { role: 'viewer' as const, tier: 'PRO' as const } };
-const SOURCE = '{source_id} is a connector id, an integration id or `uploads`; anything else is a 404. Computed in SQL at each call, ' +
+const SOURCE = '{source_id} is a connector id, an integration id or `uploads`; anything else, or a source allowed to none of the caller’s groups, is a 404. Computed in SQL at each call, ' +
   'over the documents the caller\'s groups may read.';
 
 /** The seven endpoints: path, summary, response schema, and the service method that answers. */

@@ -155,7 +155,7 @@ export class AnalyticsService {
 
   /** The source (404 when there is none) as this reader sees it: only documents their groups may read count. */
   private async source(sourceId: string, readerGroups: string[]): Promise<AnalyticsSource> {
-    return { ...(await this.rules.source(sourceId)), readerGroups };
+    return { ...(await this.rules.source(sourceId, readerGroups)), readerGroups };
   }
 
   private async distribution(summary: Summary, valueAt: (rank: number, bucket: RankBucket) => Promise<number | null>, histogram: (min: number, width: number) => Promise<Map<number, number>>) {

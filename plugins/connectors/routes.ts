@@ -19,7 +19,7 @@ export const connectorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: viewer,
     schema: { summary: 'List local-directory connectors', tags, response: { 200: ConnectorList } },
   }, async (request) => {
-    // Counts of the documents this reader may read: a restricted source's size is not shown to outsiders.
+    // Only the connectors allowed to the reader's groups, with counts of the documents they may read.
     const connectors = await app.connectors.list(await app.groups.readerGroups(principalOf(request).id));
     return { connectors: connectors.map(toConnectorView), total: connectors.length };
   });
@@ -70,7 +70,7 @@ export const connectorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: ConnectorView },
     },
   }, async (request) => {
-    const connector = await app.connectors.update(request.params.id, request.body);
+    const connector = await app.connectors.update(request.params.id, request.body, await app.groups.readerGroups(principalOf(request).id));
     request.log.info({ event: 'connector.update', connector: connector.id, by: app.logPrivacy.caller(request) }, 'connector updated');
     return toConnectorView(connector);
   });
@@ -85,7 +85,7 @@ export const connectorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 204: Type.Null() },
     },
   }, async (request, reply) => {
-    const { documentsRemoved } = await app.connectors.delete(request.params.id);
+    const { documentsRemoved } = await app.connectors.delete(request.params.id, await app.groups.readerGroups(principalOf(request).id));
     request.log.info({ event: 'connector.delete', connector: request.params.id, documents: documentsRemoved, by: app.logPrivacy.caller(request) }, 'connector deleted');
     return reply.code(204).send(null);
   });
@@ -103,7 +103,7 @@ export const connectorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 202: JobView },
     },
   }, async (request, reply) => {
-    const job = await app.connectors.scan(request.params.id);
+    const job = await app.connectors.scan(request.params.id, await app.groups.readerGroups(principalOf(request).id));
     request.log.info({ event: 'connector.scan', connector: request.params.id, job: job.id, by: app.logPrivacy.caller(request) }, 'connector scan started');
     return reply.code(202).send(job);
   });

@@ -8,6 +8,7 @@ import { UniqueName } from '../../core/unique-name.js';
 import type { Job } from '../../core/jobs/job.js';
 import { type JobContext, JobCancelled, type JobRunner } from '../../core/jobs/runner.js';
 import type { DocumentsService } from '../documents/index.js';
+import { sharesGroup } from '../groups/index.js';
 import type { RunSummary } from '../jobs/index.js';
 import type { AllowedPaths } from './allowed-paths.js';
 import type { ConnectorRow, ConnectorsRepository, ConnectorViewRow } from './repository.js';
@@ -31,6 +32,9 @@ export function toConnectorView(row: ConnectorViewRow): ConnectorView {
     updated_at: clock.iso(row.updated_at),
   };
 }
+
+/** Without reader groups (the service's own callers) every connector; else those allowed to one of them. */
+const mayRead = (connector: ConnectorRow, readerGroups?: string[]) => !readerGroups || sharesGroup(JSON.parse(connector.groups) as string[], readerGroups);
 
 /** ".PDF", "pdf" and ".pdf" are one extension. */
 function normaliseInclude(include: string[]): string[] {
@@ -57,14 +61,19 @@ export class ConnectorsService {
     this.names = new UniqueName((name) => repository.findByName(name), () => conflict('connector_name_taken', 'A connector with this name already exists', 'body.name'));
   }
 
-  /** With `readerGroups`, document_count counts only the documents a reader of these groups may read. */
+  /**
+   * With `readerGroups` (a caller's), only the connectors allowed to one of these groups, and document_count counts
+   * only the documents such a reader may read. Without them (the service's own callers), every connector and document.
+   */
   async list(readerGroups?: string[]): Promise<ConnectorViewRow[]> {
-    return this.withDocumentCounts(await this.repository.list(), readerGroups);
+    const connectors = (await this.repository.list()).filter((connector) => mayRead(connector, readerGroups));
+    return this.withDocumentCounts(connectors, readerGroups);
   }
 
+  /** A connector outside the reader's groups is not found, as if it did not exist. */
   async get(id: string, readerGroups?: string[]): Promise<ConnectorViewRow> {
     const connector = await this.repository.findById(id);
-    if (!connector) throw notFound('Connector');
+    if (!connector || !mayRead(connector, readerGroups)) throw notFound('Connector');
     return (await this.withDocumentCounts([connector], readerGroups))[0];
   }
 
@@ -96,8 +105,8 @@ export class ConnectorsService {
   }
 
   /** Any subset of the fields; a new path, include or recursive takes effect at the next scan. */
-  async update(id: string, input: UpdateConnectorBody): Promise<ConnectorViewRow> {
-    await this.get(id);
+  async update(id: string, input: UpdateConnectorBody, readerGroups?: string[]): Promise<ConnectorViewRow> {
+    await this.get(id, readerGroups);
     const change: Updateable<ConnectorsTable> = { updated_at: clock.now() };
     if (input.name !== undefined) {
       await this.names.assertFree(input.name.trim(), id);
@@ -108,7 +117,7 @@ export class ConnectorsService {
     if (input.include !== undefined) change.include = JSON.stringify(normaliseInclude(input.include));
     if (input.enabled !== undefined) change.enabled = input.enabled ? 1 : 0;
     await this.names.write(this.repository.update(id, change));
-    return this.get(id);
+    return this.get(id, readerGroups);
   }
 
   /** What another plugin keeps per connector goes when the connector is deleted. */
@@ -121,16 +130,16 @@ export class ConnectorsService {
    * onDelete: before the documents, so that work of theirs on the source stops first), and its documents (chunks
    * and vectors); the files in its folder are not touched.
    */
-  async delete(id: string): Promise<{ documentsRemoved: number }> {
-    await this.get(id);
+  async delete(id: string, readerGroups?: string[]): Promise<{ documentsRemoved: number }> {
+    await this.get(id, readerGroups);
     this.deleted.add(id);
     await this.repository.delete(id);
     for (const listener of this.deleteListeners) await listener(id);
     return { documentsRemoved: await this.removeDocumentsOf(id) };
   }
 
-  async scan(id: string): Promise<Job> {
-    const connector = await this.get(id);
+  async scan(id: string, readerGroups?: string[]): Promise<Job> {
+    const connector = await this.get(id, readerGroups);
     if (connector.enabled !== 1) throw conflict('connector_disabled', 'This connector is disabled; enable it before scanning');
     return this.enqueueScan(connector);
   }

@@ -9,3 +9,6 @@ import { type RawBuilder, sql } from 'kysely';
 export function readableBy(groupsColumn: string, readerGroups: string): RawBuilder<boolean> {
   return sql<boolean>`exists (select 1 from json_each(${sql.ref(groupsColumn)}) acl where acl.value in (select value from json_each(${readerGroups})))`;
 }
+
+/** The same test on group names in hand: true when a document's or source's allowed groups name one of the reader's. */
+export const sharesGroup = (allowed: string[], readerGroups: string[]) => allowed.some((group) => readerGroups.includes(group));

@@ -2,6 +2,7 @@ import { clock } from '../../core/clock.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
 import { type Entitlement, tierAtLeast } from '../../core/tiers.js';
 import type { AccessSource, GroupRow, GroupsRepository } from './repository.js';
+import { sharesGroup } from './readable.js';
 
 export const EVERYONE = 'everyone';
 
@@ -139,7 +140,7 @@ export class GroupsService {
    */
   async setDocumentGroups(documentId: string, names: string[], reader: string[]): Promise<string[]> {
     const current = await this.repository.documentGroups(documentId);
-    if (!current || !shares(current, reader)) throw notFound('Document');
+    if (!current || !sharesGroup(current, reader)) throw notFound('Document');
     const groups = await this.canonicalNames(names, 'body.groups');
     if (!(await this.repository.setDocumentGroups(documentId, groups, clock.now()))) throw notFound('Document');
     return groups;
@@ -155,7 +156,7 @@ export class GroupsService {
 
   async sourceGroups(source: AccessSource, id: string, reader: string[]): Promise<string[]> {
     const groups = await this.repository.sourceGroups(source, id);
-    if (!groups || !shares(groups, reader)) throw notFound(sourceWord(source));
+    if (!groups || !sharesGroup(groups, reader)) throw notFound(sourceWord(source));
     return groups;
   }
 
@@ -185,7 +186,6 @@ export class GroupsService {
   }
 }
 
-const shares = (allowed: string[], reader: string[]) => allowed.some((group) => reader.includes(group));
 const sourceWord = (source: AccessSource) => (source === 'connectors' ? 'Connector' : 'Integration');
 
 function toGroupView(row: GroupRow, memberCount: number): GroupView {

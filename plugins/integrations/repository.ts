@@ -1,6 +1,7 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import type { IntegrationPagesTable, IntegrationsTable } from '../../core/db/documents-schema.js';
+import { readableBy } from '../groups/index.js';
 
 export type IntegrationRow = Selectable<IntegrationsTable>;
 export type IntegrationPageRow = Selectable<IntegrationPagesTable>;
@@ -8,10 +9,15 @@ export type IntegrationPageRow = Selectable<IntegrationPagesTable>;
 export class IntegrationsRepository {
   constructor(private readonly db: Db) {}
 
-  async list(limit: number, offset: number): Promise<{ integrations: IntegrationRow[]; total: number }> {
+  /** With reader groups, only the integrations allowed to one of them (the page and the total). */
+  async list(limit: number, offset: number, readerGroups?: string[]): Promise<{ integrations: IntegrationRow[]; total: number }> {
+    const visible = () => {
+      const all = this.db.selectFrom('integrations');
+      return readerGroups ? all.where(readableBy('integrations.groups', JSON.stringify(readerGroups))) : all;
+    };
     const [integrations, count] = await Promise.all([
-      this.db.selectFrom('integrations').selectAll().orderBy('name').limit(limit).offset(offset).execute(),
-      this.db.selectFrom('integrations').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+      visible().selectAll().orderBy('name').limit(limit).offset(offset).execute(),
+      visible().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     ]);
     return { integrations, total: Number(count.n) };
   }

@@ -51,7 +51,7 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: IntegrationView },
     },
   }, async (request) => {
-    const integration = await app.integrations.update(request.params.id, request.body);
+    const integration = await app.integrations.update(request.params.id, request.body, await app.groups.readerGroups(principalOf(request).id));
     request.log.info({ event: 'integration.update', integration: integration.id, by: app.logPrivacy.caller(request) }, 'integration updated');
     return integration;
   });
@@ -60,7 +60,7 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: admin,
     schema: { summary: 'Delete an integration and remove its documents from the index', tags, params: IntegrationIdParams, response: { 204: Type.Null() } },
   }, async (request, reply) => {
-    await app.integrations.delete(request.params.id);
+    await app.integrations.delete(request.params.id, await app.groups.readerGroups(principalOf(request).id));
     request.log.info({ event: 'integration.delete', integration: request.params.id, by: app.logPrivacy.caller(request) }, 'integration deleted');
     return reply.code(204).send(null);
   });
@@ -78,7 +78,7 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 202: JobView },
     },
   }, async (request, reply) => {
-    const job = await app.integrations.sync(request.params.id);
+    const job = await app.integrations.sync(request.params.id, await app.groups.readerGroups(principalOf(request).id));
     request.log.info({ event: 'integration.sync', integration: request.params.id, job: job.id, by: app.logPrivacy.caller(request) }, 'integration sync started');
     return reply.code(202).send(job);
   });

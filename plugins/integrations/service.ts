@@ -6,6 +6,7 @@ import { badRequest, conflict, notFound } from '../../core/errors.js';
 import type { Job } from '../../core/jobs/job.js';
 import { JobFailure, type JobRunner } from '../../core/jobs/runner.js';
 import type { DocumentsService, RunIndexer } from '../documents/index.js';
+import { sharesGroup } from '../groups/index.js';
 import type { RunSummary } from '../jobs/index.js';
 import type { Credentials, WebConfig } from './crawler.js';
 import type { IntegrationRow, IntegrationsRepository } from './repository.js';
@@ -59,21 +60,25 @@ export class IntegrationsService {
     this.names = new UniqueName((name) => this.repository.findByName(name), () => conflict('integration_name_taken', 'An integration with this name already exists', 'body.name'));
   }
 
-  /** With `readerGroups`, document_count counts only the documents a reader of these groups may read. */
+  /**
+   * With `readerGroups` (a caller's), only the integrations allowed to one of these groups, and document_count counts
+   * only the documents such a reader may read. Without them (the service's own callers), everything.
+   */
   async list(limit: number, offset: number, readerGroups?: string[]): Promise<{ integrations: IntegrationView[]; total: number }> {
-    const { integrations, total } = await this.repository.list(limit, offset);
+    const { integrations, total } = await this.repository.list(limit, offset, readerGroups);
     const counts = await this.options.documents.countsBySource('integration', integrations.map((row) => row.id), readerGroups);
     return { integrations: integrations.map((row) => toIntegrationView(row, counts.get(row.id) ?? 0)), total };
   }
 
   async view(id: string, readerGroups?: string[]): Promise<IntegrationView> {
-    const row = await this.get(id);
+    const row = await this.get(id, readerGroups);
     return toIntegrationView(row, (await this.options.documents.countsBySource('integration', [id], readerGroups)).get(id) ?? 0);
   }
 
-  async get(id: string): Promise<IntegrationRow> {
+  /** An integration outside the reader's groups is not found, as if it did not exist. */
+  async get(id: string, readerGroups?: string[]): Promise<IntegrationRow> {
     const row = await this.repository.find(id);
-    if (!row) throw notFound('Integration');
+    if (!row || (readerGroups && !sharesGroup(JSON.parse(row.groups) as string[], readerGroups))) throw notFound('Integration');
     return row;
   }
 
@@ -99,8 +104,8 @@ export class IntegrationsService {
   }
 
   /** A new config replaces the old one whole; pages it no longer reaches are removed by the next sync. */
-  async update(id: string, input: UpdateIntegrationBody): Promise<IntegrationView> {
-    await this.get(id);
+  async update(id: string, input: UpdateIntegrationBody, readerGroups?: string[]): Promise<IntegrationView> {
+    await this.get(id, readerGroups);
     const config = input.config ? await this.acceptConfig(input.config) : undefined;
     if (input.name !== undefined) await this.names.assertFree(input.name, id);
     await this.names.write(this.repository.update(id, {
@@ -110,7 +115,7 @@ export class IntegrationsService {
       ...(input.enabled !== undefined ? { enabled: input.enabled ? 1 : 0 } : {}),
       updated_at: clock.now(),
     }));
-    return this.view(id);
+    return this.view(id, readerGroups);
   }
 
   /** What another plugin keeps per integration goes when the integration is deleted. */
@@ -122,8 +127,8 @@ export class IntegrationsService {
    * Stops its sync and what other plugins keep for it (metadata rules, by onDelete), removes its documents from the
    * index, then the integration and its page records (and schedules, by foreign key).
    */
-  async delete(id: string): Promise<void> {
-    await this.get(id);
+  async delete(id: string, readerGroups?: string[]): Promise<void> {
+    await this.get(id, readerGroups);
     const jobId = this.syncJobs.get(id);
     if (jobId) await this.options.jobs.cancel(jobId);
     for (const listener of this.deleteListeners) await listener(id);
@@ -133,8 +138,8 @@ export class IntegrationsService {
   }
 
   /** Starts a sync job, or returns the one already queued or running for this integration. */
-  async sync(id: string): Promise<Job> {
-    const row = await this.get(id);
+  async sync(id: string, readerGroups?: string[]): Promise<Job> {
+    const row = await this.get(id, readerGroups);
     if (row.enabled !== 1) throw conflict('integration_disabled', 'This integration is disabled; enable it to sync');
     const running = this.syncJobs.get(id);
     const current = running ? await this.options.jobs.store.get(running) : undefined;

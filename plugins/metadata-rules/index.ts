@@ -29,8 +29,8 @@ export default fp(
     const service = new MetadataRulesService(
       new MetadataRulesRepository(app.db),
       {
-        connectorExists: (id) => exists(() => app.connectors.get(id)),
-        integrationExists: (id) => exists(() => app.integrations.get(id)),
+        connectorExists: (id, readerGroups) => exists(() => app.connectors.get(id, readerGroups)),
+        integrationExists: (id, readerGroups) => exists(() => app.integrations.get(id, readerGroups)),
       },
       app.entitlement,
       app.jobs,
@@ -47,5 +47,5 @@ export default fp(
     });
     await app.register(metadataRulesRoutes);
   },
-  { name: 'metadata-rules', dependencies: ['hearth-guard', 'jobs', 'search-index', 'documents', 'ingestion', 'connectors', 'integrations', 'chat'] },
+  { name: 'metadata-rules', dependencies: ['hearth-guard', 'groups', 'jobs', 'search-index', 'documents', 'ingestion', 'connectors', 'integrations', 'chat'] },
 );

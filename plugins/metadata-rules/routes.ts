@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { principalOf } from '../../core/auth/guard.js';
 import { JobView } from '../jobs/index.js';
 import { CreateRuleBody, RuleList, RuleParams, RuleView, SourceParams, TestRuleBody, TestRuleResult, UpdateRuleBody } from './schemas.js';
 
@@ -7,13 +8,18 @@ import { CreateRuleBody, RuleList, RuleParams, RuleView, SourceParams, TestRuleB
 const viewer = { access: { role: 'viewer' as const } };
 const editorPro = { access: { role: 'editor' as const, tier: 'PRO' as const } };
 const tags = ['metadata'];
-const SOURCE = '{source_id} is a connector id, an integration id, or `uploads` (uploaded documents); anything else is a 404.';
+const SOURCE = '{source_id} is a connector id, an integration id, or `uploads` (uploaded documents); anything else, or a source allowed to none of the caller’s groups, is a 404.';
 const PATTERNS =
   'pattern and query_pattern are Python regular expressions with exactly one capture group, run by RE2 (linear time): ' +
   'backreferences, lookaround, atomic groups and possessive quantifiers are refused with 400 invalid_pattern naming the field and position.';
 
 export const metadataRulesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const rules = app.metadataRules;
+  // A connector or integration outside the caller's groups is a 404 on every route here, as on its own routes.
+  app.addHook('preHandler', async (request) => {
+    const { source_id: sourceId } = request.params as { source_id?: string };
+    if (sourceId !== undefined) await rules.source(sourceId, await app.groups.readerGroups(principalOf(request).id));
+  });
 
   app.get('/api/metadata/:source_id/rules', {
     config: viewer,

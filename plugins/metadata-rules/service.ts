@@ -22,8 +22,9 @@ export interface RuleSource {
 
 /** Whether a connector or an integration of this id exists. */
 export interface SourceLookup {
-  connectorExists(id: string): Promise<boolean>;
-  integrationExists(id: string): Promise<boolean>;
+  /** With reader groups: whether the source exists and is allowed to one of them (else as if it did not exist). */
+  connectorExists(id: string, readerGroups?: string[]): Promise<boolean>;
+  integrationExists(id: string, readerGroups?: string[]): Promise<boolean>;
 }
 
 /** A metadata filter a chat question asks for: chunks whose field has this value. */
@@ -60,10 +61,11 @@ export class MetadataRulesService {
     return this.active() ? undefined : INACTIVE_REASON;
   }
 
-  async source(sourceId: string): Promise<RuleSource> {
+  /** The source named; with a caller's groups, a source outside them is not found (uploads are everyone's). */
+  async source(sourceId: string, readerGroups?: string[]): Promise<RuleSource> {
     if (sourceId === UPLOADS_SOURCE_ID) return { type: 'upload', id: UPLOADS_SOURCE_ID, documentSourceId: null };
-    if (await this.sources.connectorExists(sourceId)) return { type: 'connector', id: sourceId, documentSourceId: sourceId };
-    if (await this.sources.integrationExists(sourceId)) return { type: 'integration', id: sourceId, documentSourceId: sourceId };
+    if (await this.sources.connectorExists(sourceId, readerGroups)) return { type: 'connector', id: sourceId, documentSourceId: sourceId };
+    if (await this.sources.integrationExists(sourceId, readerGroups)) return { type: 'integration', id: sourceId, documentSourceId: sourceId };
     throw notFound('Source');
   }
 

@@ -164,30 +164,65 @@ describe('groups on ENTERPRISE', () => {
 });
 
 describe('a restricted source seen from outside its groups', () => {
-  it("counts only the documents the reader may read: the connector's size is not shown to outsiders", async () => {
+  it('is absent from the lists and 404 on every route that names it, for outsiders of every role; members see it with its count', async () => {
     const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'hearth-groups-source-')));
-    const outsider = await t.close().then(async () => {
-      t = await startApp({ ...LICENSE_ENV, CONNECTOR_ALLOWED_PATHS: `/app/docs:${root}` });
-      admin = (await t.login()).access;
-      await applyLicense(t, 'ENTERPRISE');
-      return t.userWithRole('viewer');
-    });
+    await t.close();
+    t = await startApp({ ...LICENSE_ENV, CONNECTOR_ALLOWED_PATHS: `/app/docs:${root}` });
+    admin = (await t.login()).access;
+    await applyLicense(t, 'ENTERPRISE');
     try {
-      for (const name of ['a.txt', 'b.txt', 'c.txt']) writeFileSync(path.join(root, name), `Quarterly numbers for ${name}, kept by finance.`);
+      const outsiders = { viewer: await t.userWithRole('viewer'), editor: await t.userWithRole('editor'), admin: await t.userWithRole('admin') };
+      const member = await t.userWithRole('viewer');
+      for (const name of ['a.txt', 'b.txt', 'c.txt']) writeFileSync(path.join(root, name), `Quarterly numbers for ${name}, kept by finance. `.repeat(20));
       const legal = (await create('Legal')).json();
-      expect((await t.request({ method: 'PUT', url: `/api/groups/${legal.id}/members/${(await t.request({ method: 'GET', url: '/api/auth/me', token: admin })).json().id}`, token: admin })).statusCode).toBe(204);
+      const adminId = (await t.request({ method: 'GET', url: '/api/auth/me', token: admin })).json().id;
+      for (const userId of [adminId, member.id]) expect((await t.request({ method: 'PUT', url: `/api/groups/${legal.id}/members/${userId}`, token: admin })).statusCode).toBe(204);
       const connector = await t.request({ method: 'POST', url: '/api/connectors', token: admin, payload: { name: 'Finance', path: root } });
       expect(connector.statusCode, connector.body).toBe(201);
       const id = connector.json().id;
+      const integration = await t.request({ method: 'POST', url: '/api/integrations', token: admin, payload: { name: 'Finance wiki', kind: 'web', config: { start_url: 'http://127.0.0.1:9/', allow_private_network: true } } });
+      expect(integration.statusCode, integration.body).toBe(201);
+      const siteId = integration.json().id;
+      // Before access is restricted every reader sees both: the rule follows the groups, not the role.
+      expect((await t.request({ method: 'GET', url: '/api/connectors', token: outsiders.viewer.access })).json().total).toBe(1);
       expect((await t.request({ method: 'PUT', url: `/api/connectors/${id}/access`, token: admin, payload: { groups: ['Legal'] } })).statusCode).toBe(200);
+      expect((await t.request({ method: 'PUT', url: `/api/integrations/${siteId}/access`, token: admin, payload: { groups: ['Legal'] } })).statusCode).toBe(200);
       expect((await t.request({ method: 'POST', url: `/api/connectors/${id}/scan`, token: admin })).statusCode).toBe(202);
       await t.app.jobs.idle();
-      const count = async (token: string) => ({
-        list: (await t.request({ method: 'GET', url: '/api/connectors', token })).json().connectors.find((c: { id: string }) => c.id === id).document_count,
-        one: (await t.request({ method: 'GET', url: `/api/connectors/${id}`, token })).json().document_count,
-      });
-      expect(await count(admin)).toEqual({ list: 3, one: 3 }); // the admin is in Legal
-      expect(await count(outsider.access)).toEqual({ list: 0, one: 0 });
+
+      for (const token of [admin, member.access]) {
+        const listed = (await t.request({ method: 'GET', url: '/api/connectors', token })).json();
+        expect(listed.connectors.map((c: { id: string; document_count: number }) => [c.id, c.document_count])).toEqual([[id, 3]]);
+        expect((await t.request({ method: 'GET', url: `/api/connectors/${id}`, token })).json().document_count).toBe(3);
+        expect((await t.request({ method: 'GET', url: '/api/integrations', token })).json()).toMatchObject({ total: 1, integrations: [{ id: siteId }] });
+        expect((await t.request({ method: 'GET', url: `/api/integrations/${siteId}`, token })).statusCode).toBe(200);
+        expect((await t.request({ method: 'GET', url: `/api/metadata/${id}/rules`, token })).statusCode).toBe(200);
+        expect((await t.request({ method: 'GET', url: `/api/analytics/${id}/chunks-per-document`, token })).json()).toMatchObject({ count: 3 });
+      }
+      for (const [role, outsider] of Object.entries(outsiders)) {
+        const token = outsider.access;
+        expect((await t.request({ method: 'GET', url: '/api/connectors', token })).json(), role).toEqual({ connectors: [], total: 0 });
+        expect((await t.request({ method: 'GET', url: '/api/integrations', token })).json(), role).toMatchObject({ integrations: [], total: 0 });
+        const probes = [
+          ['GET', `/api/connectors/${id}`], ['PUT', `/api/connectors/${id}`], ['POST', `/api/connectors/${id}/scan`], ['DELETE', `/api/connectors/${id}`],
+          ['GET', `/api/integrations/${siteId}`], ['PUT', `/api/integrations/${siteId}`], ['POST', `/api/integrations/${siteId}/sync`], ['DELETE', `/api/integrations/${siteId}`],
+          // What other plugins keep per source: its metadata rules and its analytics.
+          ['GET', `/api/metadata/${id}/rules`], ['POST', `/api/metadata/${siteId}/test-rule`], ['GET', `/api/analytics/${id}/chunk-size-distribution`], ['GET', `/api/analytics/${siteId}/metadata-coverage`],
+        ] as const;
+        for (const [method, url] of probes) {
+          const payload = method === 'PUT' ? { name: 'Renamed' } : url.endsWith('/test-rule') ? { pattern: '(\\d+)', text: 'a 1' } : undefined;
+          const res = await t.request({ method, url, token, ...(payload ? { payload } : {}) });
+          // Viewers and editors meet the role check first on admin routes; no answer names the source.
+          const expected = res.statusCode === 403 ? 'role_required' : 'not_found';
+          expect([404, 403], `${role} ${method} ${url}`).toContain(res.statusCode);
+          expect(res.json().error.code, `${role} ${method} ${url}`).toBe(expected);
+          if (role === 'admin' || method === 'GET' || (role === 'editor' && method === 'POST')) expect(res.statusCode, `${role} ${method} ${url}`).toBe(404);
+          expect(res.body).not.toContain('Finance');
+        }
+      }
+      // Nothing the outsiders tried changed the sources.
+      expect((await t.request({ method: 'GET', url: `/api/connectors/${id}`, token: admin })).json()).toMatchObject({ name: 'Finance', document_count: 3 });
+      expect((await t.request({ method: 'GET', url: `/api/integrations/${siteId}`, token: admin })).json()).toMatchObject({ name: 'Finance wiki' });
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
