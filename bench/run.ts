@@ -30,7 +30,7 @@
  *           BENCH_INGEST_RSS_CHUNKS (100000; 0 skips).
  *   search  bench/search.ts: POST /api/search p50/p95 at 10k and 100k chunks against raw hnswlib
  *           and FTS5 query times, queries embedded by the int8 MiniLM-shape model. BENCH_SEARCH_SIZES,
- *           BENCH_SEARCH_QUERIES, BENCH_SEARCH_MODEL (minilm-shape-int8 or tiny).
+ *           BENCH_SEARCH_QUERIES, BENCH_SEARCH_MODEL (minilm-shape-int8, tiny, or builtin: the built-in embedder).
  *   chat    bench/chat.ts: time to first token and tokens/s of the local model (stories260K) through
  *           node-llama-cpp directly, and what POST /api/chat (SSE, over HTTP) adds before the first
  *           token at 10k and 100k chunks against the same prompt run directly (target < 50 ms).
@@ -57,7 +57,7 @@ import { loadEmbedder } from '../native/embeddings/index.js';
 import { installTinyEmbeddingModel } from '../test/fixtures/tiny-embedding-model.js';
 import { benchIngest, formatIngestSummary, ingestTable, parseBenchModels } from './ingest.js';
 import { benchChat, chatTable, formatChatBench } from './chat.js';
-import { benchDefaultEmbedder, formatDefaultEmbedderBench } from './default-embedder.js';
+import { benchDefaultEmbedder, cachedDefaultModel, formatDefaultEmbedderBench } from './default-embedder.js';
 import { benchOcr, formatOcrSummary, ocrTable } from './ocr.js';
 import { BENCH_SECRETS, DEPLOYED_ENV, login, processCpuMicros, ROOT, type Service, startService, stopService } from './harness.js';
 import { installMiniLmShapeModel } from './minilm-shape-model.js';
@@ -342,13 +342,15 @@ async function main(): Promise<void> {
   }
 
   if (runs('search')) {
-    // The query is embedded by the default pulled model's architecture (int8 MiniLM shape); BENCH_SEARCH_MODEL=tiny for the tiny test model.
+    // The query is embedded by the default pulled model's architecture (int8 MiniLM shape); BENCH_SEARCH_MODEL=tiny for the
+    // tiny test model, =builtin for the built-in embedder a fresh box runs (hearth-wordnet-static, 256 dimensions, cached build).
     const model = process.env.BENCH_SEARCH_MODEL ?? 'minilm-shape-int8';
-    if (model !== 'minilm-shape-int8' && model !== 'tiny') throw new Error(`BENCH_SEARCH_MODEL must be minilm-shape-int8 or tiny, got "${model}"`);
-    console.log(`\n== Search: POST /api/search against raw hnswlib and FTS5 (queries embedded by the ${model} model, 384 dimensions, in its worker thread)`);
-    const modelDir = mkdtempSync(path.join(os.tmpdir(), 'hearth-bench-search-model-'));
+    if (!['minilm-shape-int8', 'tiny', 'builtin'].includes(model)) throw new Error(`BENCH_SEARCH_MODEL must be minilm-shape-int8, tiny or builtin, got "${model}"`);
+    console.log(`\n== Search: POST /api/search against raw hnswlib and FTS5 (queries embedded by the ${model} model, ${model === 'builtin' ? 256 : 384} dimensions, in its worker thread)`);
+    let modelDir = mkdtempSync(path.join(os.tmpdir(), 'hearth-bench-search-model-'));
     tempDirs.push(modelDir);
     if (model === 'tiny') await installTinyEmbeddingModel(modelDir, { hidden: 384 });
+    else if (model === 'builtin') modelDir = (await cachedDefaultModel()).modelDir;
     else await installMiniLmShapeModel(modelDir, { int8: true });
     const embedder = await loadEmbedder({ modelDir, device: 'cpu' });
     if (!embedder) throw new Error(`the ${model} embedding model did not load`);
