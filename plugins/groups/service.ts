@@ -46,10 +46,20 @@ export class GroupsService {
 
   /**
    * A job as this reader may see it: the documents it names are cut to those they may read, and a job
-   * about documents none of which they may read is not theirs to see (undefined). The jobs live in memory,
-   * so this is the one place where the access test runs after the read.
+   * about documents none of which they may read is not theirs to see (undefined); nor is a job about a
+   * connector or integration (a scan, a sync, a metadata refresh) outside their groups. A job about a source
+   * deleted since stays visible (the source and its documents are gone, and whoever deleted it sees its run
+   * stop), as does a refresh of the uploads, which are no source's. The jobs live in memory, so this is
+   * the one place where the access test runs after the read.
    */
   async visibleJob<T extends { subject?: Record<string, string | string[]> }>(job: T, groups: string[]): Promise<T | undefined> {
+    const source = job.subject?.connector_id ?? job.subject?.integration_id ?? job.subject?.source_id;
+    if (typeof source === 'string') {
+      const allowed = job.subject?.connector_id ? await this.repository.sourceGroups('connectors', source)
+        : job.subject?.integration_id ? await this.repository.sourceGroups('integrations', source)
+          : ((await this.repository.sourceGroups('connectors', source)) ?? (await this.repository.sourceGroups('integrations', source)));
+      if (allowed && !sharesGroup(allowed, groups)) return undefined;
+    }
     const ids = job.subject?.document_ids;
     if (!Array.isArray(ids) || !ids.length) return job;
     const readable = await this.repository.readableDocuments(ids, groups);

@@ -9,7 +9,7 @@ export const jobsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { access: { role: 'viewer' } },
     schema: {
       summary: 'List background jobs, newest first',
-      description: "A job's document_ids show only the documents the caller may read; a job about none of them is left out.",
+      description: "A job's document_ids show only the documents the caller may read; a job about none of them, or about a connector or integration outside the caller's groups (a scan, a sync, a metadata refresh), is left out (and 404 by id).",
       tags: ['jobs'], querystring: ListJobsQuery, response: { 200: JobList },
     },
   }, async (request) => {

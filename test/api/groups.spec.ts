@@ -187,10 +187,14 @@ describe('a restricted source seen from outside its groups', () => {
       expect((await t.request({ method: 'GET', url: '/api/connectors', token: outsiders.viewer.access })).json().total).toBe(1);
       expect((await t.request({ method: 'PUT', url: `/api/connectors/${id}/access`, token: admin, payload: { groups: ['Legal'] } })).statusCode).toBe(200);
       expect((await t.request({ method: 'PUT', url: `/api/integrations/${siteId}/access`, token: admin, payload: { groups: ['Legal'] } })).statusCode).toBe(200);
-      expect((await t.request({ method: 'POST', url: `/api/connectors/${id}/scan`, token: admin })).statusCode).toBe(202);
+      const scan = await t.request({ method: 'POST', url: `/api/connectors/${id}/scan`, token: admin });
+      expect(scan.statusCode).toBe(202);
       await t.app.jobs.idle();
 
       for (const token of [admin, member.access]) {
+        // The scan job (its summary counts the source's files) is theirs to see.
+        expect((await t.request({ method: 'GET', url: '/api/jobs', token })).json().jobs.map((job: { id: string }) => job.id)).toContain(scan.json().id);
+        expect((await t.request({ method: 'GET', url: `/api/jobs/${scan.json().id}`, token })).json().result).toMatchObject({ found: 3 });
         const listed = (await t.request({ method: 'GET', url: '/api/connectors', token })).json();
         expect(listed.connectors.map((c: { id: string; document_count: number }) => [c.id, c.document_count])).toEqual([[id, 3]]);
         expect((await t.request({ method: 'GET', url: `/api/connectors/${id}`, token })).json().document_count).toBe(3);
@@ -203,6 +207,9 @@ describe('a restricted source seen from outside its groups', () => {
         const token = outsider.access;
         expect((await t.request({ method: 'GET', url: '/api/connectors', token })).json(), role).toEqual({ connectors: [], total: 0 });
         expect((await t.request({ method: 'GET', url: '/api/integrations', token })).json(), role).toMatchObject({ integrations: [], total: 0 });
+        // Nor its jobs: a scan's summary would tell how many files the source holds.
+        expect((await t.request({ method: 'GET', url: '/api/jobs', token })).json().jobs.map((job: { id: string }) => job.id), role).not.toContain(scan.json().id);
+        expect((await t.request({ method: 'GET', url: `/api/jobs/${scan.json().id}`, token })).statusCode, role).toBe(404);
         const probes = [
           ['GET', `/api/connectors/${id}`], ['PUT', `/api/connectors/${id}`], ['POST', `/api/connectors/${id}/scan`], ['DELETE', `/api/connectors/${id}`],
           ['GET', `/api/integrations/${siteId}`], ['PUT', `/api/integrations/${siteId}`], ['POST', `/api/integrations/${siteId}/sync`], ['DELETE', `/api/integrations/${siteId}`],
