@@ -203,6 +203,9 @@ describe('schedules: firing', { timeout: 90_000 }, () => {
   it('fires a due schedule as the connector scan, records last_run and plans the next run', async () => {
     await start('PRO');
     const connectorId = await connector();
+    // A minute past a 5-minute mark, so that the schedule cannot come due while the ticks below pass (on a real
+    // clock, a schedule made a second before the mark fired at once).
+    freezeAt(Math.ceil(Date.now() / (5 * MINUTE)) * 5 * MINUTE + MINUTE);
     const created = await createSchedule({ source_type: 'connector', source_id: connectorId, cron: '*/5 * * * *' });
     await ticksPass();
     expect(await scanJobs(connectorId)).toHaveLength(0);
