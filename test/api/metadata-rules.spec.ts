@@ -359,7 +359,7 @@ describe('a source\'s rules go with it (issue 17)', () => {
       level: 'chunk' as const, chunk_boundary: 0, priority: 0, created_at: now, updated_at: now,
     });
     await t.app.db.insertInto('metadata_rules').values([orphan('orphan-c', 'connector'), orphan('orphan-i', 'integration')]).execute();
-    await sql`delete from kysely_migration where name >= '0015'`.execute(t.app.db); // as if upgrading from 0014 (0016 runs again over its own result)
+    await sql`delete from kysely_migration where name = '0015-orphaned-rules'`.execute(t.app.db); // as if upgrading from 0014
     const before = (await t.app.db.selectFrom('metadata_rules').select('id').execute()).map((row) => row.id);
     t = await t.restart();
     const after = (await t.app.db.selectFrom('metadata_rules').select('id').execute()).map((row) => row.id);
