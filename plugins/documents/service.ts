@@ -141,8 +141,7 @@ export class DocumentsService {
     return this.repository.listBySource(sourceType, sourceId);
   }
 
-  /** How many documents each of these connectors or integrations has (absent: none). */
-  /** Documents per source; with `readerGroups`, only those a reader of these groups may read. */
+  /** How many documents each of these connectors or integrations has (absent: none); with `readerGroups`, only those a reader of these groups may read. */
   countsBySource(sourceType: SourceType, sourceIds: string[], readerGroups?: string[]): Promise<Map<string, number>> {
     return this.repository.countsBySource(sourceType, sourceIds, readerGroups);
   }

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { PDFParse } from 'pdf-parse';
 import type { PDFDocumentProxy } from 'pdfjs-dist/types/src/display/api.js';
 import { type ExtractContext, type ExtractedDocument, type ExtractedSection, ExtractionError, type ExtractOptions, tableSections } from '../extracted-document.js';
-import { loadSharp, MAX_OCR_PIXELS, type OcrImage, ocrPage, type OcrOutcome } from './ocr-pages.js';
+import { FAST_PNG, loadSharp, MAX_OCR_PIXELS, type OcrImage, ocrPage, type OcrOutcome } from './ocr-pages.js';
 import { type Columns, type PageTable, pageBlocks, type PositionedText } from './pdf-layout.js';
 
 /** Fewer visible characters than this and the page has no usable text layer (a scan, perhaps with a stamped page number). */
@@ -126,7 +126,7 @@ export async function greyPng(pixels: PagePixels): Promise<Buffer> {
   const grey = Buffer.allocUnsafe(width * height);
   for (let i = 0, o = 0; o < grey.length; i += 4, o++) grey[o] = (data[i] * 77 + data[i + 1] * 150 + data[i + 2] * 29 + 128) >> 8;
   const sharp = await loadSharp();
-  return sharp(grey, { raw: { width, height, channels: 1 } }).toColourspace('b-w').png({ compressionLevel: 1, adaptiveFiltering: false }).toBuffer();
+  return sharp(grey, { raw: { width, height, channels: 1 } }).toColourspace('b-w').png(FAST_PNG).toBuffer();
 }
 
 /** One page rendered for OCR, and the resolution it was rendered at (tesseract is told it). */
