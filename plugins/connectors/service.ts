@@ -8,7 +8,7 @@ import { UniqueName } from '../../core/unique-name.js';
 import type { Job } from '../../core/jobs/job.js';
 import { type JobContext, JobCancelled, type JobRunner } from '../../core/jobs/runner.js';
 import type { DocumentsService } from '../documents/index.js';
-import { sharesGroup } from '../groups/index.js';
+import { readableRow } from '../groups/index.js';
 import type { RunSummary } from '../jobs/index.js';
 import type { AllowedPaths } from './allowed-paths.js';
 import type { ConnectorRow, ConnectorsRepository, ConnectorViewRow } from './repository.js';
@@ -32,9 +32,6 @@ export function toConnectorView(row: ConnectorViewRow): ConnectorView {
     updated_at: clock.iso(row.updated_at),
   };
 }
-
-/** Without reader groups (the service's own callers) every connector; else those allowed to one of them. */
-const mayRead = (connector: ConnectorRow, readerGroups?: string[]) => !readerGroups || sharesGroup(JSON.parse(connector.groups) as string[], readerGroups);
 
 /** ".PDF", "pdf" and ".pdf" are one extension. */
 function normaliseInclude(include: string[]): string[] {
@@ -66,14 +63,14 @@ export class ConnectorsService {
    * only the documents such a reader may read. Without them (the service's own callers), every connector and document.
    */
   async list(readerGroups?: string[]): Promise<ConnectorViewRow[]> {
-    const connectors = (await this.repository.list()).filter((connector) => mayRead(connector, readerGroups));
+    const connectors = (await this.repository.list()).filter((connector) => readableRow(connector, readerGroups));
     return this.withDocumentCounts(connectors, readerGroups);
   }
 
   /** A connector outside the reader's groups is not found, as if it did not exist. */
   async get(id: string, readerGroups?: string[]): Promise<ConnectorViewRow> {
     const connector = await this.repository.findById(id);
-    if (!connector || !mayRead(connector, readerGroups)) throw notFound('Connector');
+    if (!connector || !readableRow(connector, readerGroups)) throw notFound('Connector');
     return (await this.withDocumentCounts([connector], readerGroups))[0];
   }
 

@@ -5,7 +5,7 @@ import { GroupsService } from './service.js';
 
 // Groups' public surface: what other plugins may import.
 export { EVERYONE, type GroupsService } from './service.js';
-export { readableBy, sharesGroup } from './readable.js';
+export { readableBy, readableRow } from './readable.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -12,3 +12,9 @@ export function readableBy(groupsColumn: string, readerGroups: string): RawBuild
 
 /** The same test on group names in hand: true when a document's or source's allowed groups name one of the reader's. */
 export const sharesGroup = (allowed: string[], readerGroups: string[]) => allowed.some((group) => readerGroups.includes(group));
+
+/**
+ * A row with a JSON `groups` column (a connector, an integration) as a caller sees it: every row for the service's
+ * own callers (no reader groups), else only a row allowed to one of the reader's groups.
+ */
+export const readableRow = (row: { groups: string }, readerGroups?: string[]) => !readerGroups || sharesGroup(JSON.parse(row.groups) as string[], readerGroups);

@@ -55,9 +55,8 @@ export class GroupsService {
   async visibleJob<T extends { subject?: Record<string, string | string[]> }>(job: T, groups: string[]): Promise<T | undefined> {
     const source = job.subject?.connector_id ?? job.subject?.integration_id ?? job.subject?.source_id;
     if (typeof source === 'string') {
-      const allowed = job.subject?.connector_id ? await this.repository.sourceGroups('connectors', source)
-        : job.subject?.integration_id ? await this.repository.sourceGroups('integrations', source)
-          : ((await this.repository.sourceGroups('connectors', source)) ?? (await this.repository.sourceGroups('integrations', source)));
+      // Source ids are random UUIDs: whichever table holds it, it names one source.
+      const allowed = (await this.repository.sourceGroups('connectors', source)) ?? (await this.repository.sourceGroups('integrations', source));
       if (allowed && !sharesGroup(allowed, groups)) return undefined;
     }
     const ids = job.subject?.document_ids;

@@ -6,7 +6,7 @@ import { badRequest, conflict, notFound } from '../../core/errors.js';
 import type { Job } from '../../core/jobs/job.js';
 import { JobFailure, type JobRunner } from '../../core/jobs/runner.js';
 import type { DocumentsService, RunIndexer } from '../documents/index.js';
-import { sharesGroup } from '../groups/index.js';
+import { readableRow } from '../groups/index.js';
 import type { RunSummary } from '../jobs/index.js';
 import type { Credentials, WebConfig } from './crawler.js';
 import type { IntegrationRow, IntegrationsRepository } from './repository.js';
@@ -78,7 +78,7 @@ export class IntegrationsService {
   /** An integration outside the reader's groups is not found, as if it did not exist. */
   async get(id: string, readerGroups?: string[]): Promise<IntegrationRow> {
     const row = await this.repository.find(id);
-    if (!row || (readerGroups && !sharesGroup(JSON.parse(row.groups) as string[], readerGroups))) throw notFound('Integration');
+    if (!row || !readableRow(row, readerGroups)) throw notFound('Integration');
     return row;
   }
 
