@@ -27,8 +27,9 @@ interface Tokens {
   viewer: string;
 }
 
-async function start(): Promise<{ t: TestApp; tokens: Tokens }> {
+async function start(tier?: 'PRO'): Promise<{ t: TestApp; tokens: Tokens }> {
   const t = await startApp({ ...LICENSE_ENV, MODEL_DIR: modelDir, CONNECTOR_ALLOWED_PATHS: `/app/docs:${root}` });
+  if (tier) await applyLicense(t, tier);
   const tokens = { admin: (await t.login()).access, editor: (await t.userWithRole('editor')).access, viewer: (await t.userWithRole('viewer')).access };
   return { t, tokens };
 }
@@ -81,8 +82,7 @@ describe('metadata rules on PRO', () => {
   let t: TestApp;
   let tokens: Tokens;
   beforeAll(async () => {
-    ({ t, tokens } = await start());
-    await applyLicense(t, 'PRO');
+    ({ t, tokens } = await start('PRO'));
   });
   afterAll(() => t.close());
 
@@ -300,8 +300,7 @@ describe('a source\'s rules go with it (issue 17)', () => {
   let t: TestApp;
   let tokens: Tokens;
   beforeAll(async () => {
-    ({ t, tokens } = await start());
-    await applyLicense(t, 'PRO');
+    ({ t, tokens } = await start('PRO'));
   });
   afterAll(() => t.close());
 
