@@ -15,9 +15,7 @@ import { loadEmbedder, type Embedder } from '../native/embeddings/index.js';
 import { openVectorIndex } from '../native/vector-index/index.js';
 import { searchVectors } from '../plugins/search-index/index.js';
 import { insertDocuments } from '../test/fixtures/search-data.js';
-import { installTinyEmbeddingModel } from '../test/fixtures/tiny-embedding-model.js';
-import { cachedDefaultModel } from './default-embedder.js';
-import { lowRankVectors, queriesFrom, rng, syntheticDocuments } from './search.js';
+import { lowRankVectors, queriesFrom, rng, searchModel, syntheticDocuments } from './search.js';
 
 export interface FilteredSearchResult {
   chunks: number;
@@ -107,11 +105,10 @@ export function formatFilteredSearchBench(result: FilteredSearchResult): string 
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  // The tiny test model by default; BENCH_SEARCH_MODEL=builtin for the built-in embedder a fresh box runs (cached build).
+  // The tiny test model unless BENCH_SEARCH_MODEL names another (builtin: the built-in embedder a fresh box runs).
   const temporary = await mkdtemp(path.join(os.tmpdir(), 'hearth-bench-filtered-model-'));
   try {
-    const modelDir = process.env.BENCH_SEARCH_MODEL === 'builtin' ? (await cachedDefaultModel()).modelDir : temporary;
-    if (modelDir === temporary) await installTinyEmbeddingModel(modelDir, { hidden: 384 });
+    const { modelDir } = await searchModel(temporary, 'tiny');
     const embedder = await loadEmbedder({ modelDir, device: 'cpu' });
     if (!embedder) throw new Error('the embedding model did not load');
     const result = await benchFilteredSearch(Number(process.env.BENCH_FILTERED_CHUNKS ?? 100_000), Number(process.env.BENCH_FILTERED_QUERIES ?? 220), embedder);

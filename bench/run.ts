@@ -54,14 +54,12 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { apiHeaders } from '../core/security-headers.js';
 import { loadEmbedder } from '../native/embeddings/index.js';
-import { installTinyEmbeddingModel } from '../test/fixtures/tiny-embedding-model.js';
 import { benchIngest, formatIngestSummary, ingestTable, parseBenchModels } from './ingest.js';
 import { benchChat, chatTable, formatChatBench } from './chat.js';
-import { benchDefaultEmbedder, cachedDefaultModel, formatDefaultEmbedderBench } from './default-embedder.js';
+import { benchDefaultEmbedder, formatDefaultEmbedderBench } from './default-embedder.js';
 import { benchOcr, formatOcrSummary, ocrTable } from './ocr.js';
 import { BENCH_SECRETS, DEPLOYED_ENV, login, processCpuMicros, ROOT, type Service, startService, stopService } from './harness.js';
-import { installMiniLmShapeModel } from './minilm-shape-model.js';
-import { benchSearch, formatSearchBench } from './search.js';
+import { benchSearch, formatSearchBench, searchModel } from './search.js';
 import { benchAnalytics, formatAnalyticsBench } from './analytics.js';
 import { benchFilteredSearch, formatFilteredSearchBench } from './filtered-search.js';
 
@@ -342,16 +340,11 @@ async function main(): Promise<void> {
   }
 
   if (runs('search')) {
-    // The query is embedded by the default pulled model's architecture (int8 MiniLM shape); BENCH_SEARCH_MODEL=tiny for the
-    // tiny test model, =builtin for the built-in embedder a fresh box runs (hearth-wordnet-static, 256 dimensions, cached build).
-    const model = process.env.BENCH_SEARCH_MODEL ?? 'minilm-shape-int8';
-    if (!['minilm-shape-int8', 'tiny', 'builtin'].includes(model)) throw new Error(`BENCH_SEARCH_MODEL must be minilm-shape-int8, tiny or builtin, got "${model}"`);
+    // Queries embedded by the default pulled model's architecture (int8 MiniLM shape) unless BENCH_SEARCH_MODEL says tiny or builtin.
+    const scratch = mkdtempSync(path.join(os.tmpdir(), 'hearth-bench-search-model-'));
+    tempDirs.push(scratch);
+    const { model, modelDir } = await searchModel(scratch, 'minilm-shape-int8');
     console.log(`\n== Search: POST /api/search against raw hnswlib and FTS5 (queries embedded by the ${model} model, ${model === 'builtin' ? 256 : 384} dimensions, in its worker thread)`);
-    let modelDir = mkdtempSync(path.join(os.tmpdir(), 'hearth-bench-search-model-'));
-    tempDirs.push(modelDir);
-    if (model === 'tiny') await installTinyEmbeddingModel(modelDir, { hidden: 384 });
-    else if (model === 'builtin') modelDir = (await cachedDefaultModel()).modelDir;
-    else await installMiniLmShapeModel(modelDir, { int8: true });
     const embedder = await loadEmbedder({ modelDir, device: 'cpu' });
     if (!embedder) throw new Error(`the ${model} embedding model did not load`);
     try {

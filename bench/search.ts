@@ -23,6 +23,8 @@ import { openVectorIndex } from '../native/vector-index/index.js';
 import { KEYWORD_LIMITS, STOPWORDS, candidateTerms, planKeywordQuery, probedFrequency, queryWords, quoteTerm } from '../plugins/retrieval/keyword-query.js';
 import { insertDocuments, type SeedDocument } from '../test/fixtures/search-data.js';
 import { installTinyEmbeddingModel } from '../test/fixtures/tiny-embedding-model.js';
+import { cachedDefaultModel } from './default-embedder.js';
+import { installMiniLmShapeModel } from './minilm-shape-model.js';
 
 export interface LatencyRow {
   series: string;
@@ -211,6 +213,24 @@ async function benchSize(chunks: number, queryCount: number, embedder: Embedder)
     await app.close();
     await rm(dataDir, { recursive: true, force: true });
   }
+}
+
+/** The models the search benches embed queries with (BENCH_SEARCH_MODEL). */
+export const SEARCH_MODELS = ['minilm-shape-int8', 'tiny', 'builtin'] as const;
+export type SearchModel = (typeof SEARCH_MODELS)[number];
+
+/**
+ * BENCH_SEARCH_MODEL (else `fallback`), checked, and the folder to load it from: the int8 MiniLM shape (the default
+ * pulled model's architecture) and the tiny test model are written into `scratch`; the built-in embedder a fresh
+ * box runs (hearth-wordnet-static, 256 dimensions) is the benches' cached build.
+ */
+export async function searchModel(scratch: string, fallback: SearchModel): Promise<{ model: SearchModel; modelDir: string }> {
+  const model = (process.env.BENCH_SEARCH_MODEL ?? fallback) as SearchModel;
+  if (!SEARCH_MODELS.includes(model)) throw new Error(`BENCH_SEARCH_MODEL must be one of ${SEARCH_MODELS.join(', ')}, got "${model}"`);
+  if (model === 'builtin') return { model, modelDir: (await cachedDefaultModel()).modelDir };
+  if (model === 'tiny') await installTinyEmbeddingModel(scratch, { hidden: 384 });
+  else await installMiniLmShapeModel(scratch, { int8: true });
+  return { model, modelDir: scratch };
 }
 
 export async function benchSearch(sizes: number[], queryCount: number, embedder: Embedder): Promise<SearchBenchResult[]> {
