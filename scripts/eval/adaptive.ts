@@ -12,7 +12,6 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { openDatabase } from '../../core/db/database.js';
 import { loadEmbedderOnThisThread } from '../../native/embeddings/index.js';
 import { openVectorIndex } from '../../native/vector-index/index.js';
 import { DEFAULT_FUSION, type FusionSettings } from '../../plugins/retrieval/fusion.js';
@@ -21,25 +20,17 @@ import { RetrievalService, type SearchMode } from '../../plugins/retrieval/servi
 import { defaultTokenizerDir, installDefaultModel, vocabularyTokens } from '../../plugins/search-index/default-embedder/build.js';
 import { blendCorpus, contentTokenMask, CooccurrenceCounts } from './adaptive-corpus.js';
 import { ChunksRepository } from '../../plugins/search-index/chunks-repository.js';
-import { mean, ndcgAt10, recallAt5, reciprocalRankAt10, table } from './metrics.js';
-import { readQuestions, rightDocuments } from './questions.js';
+import { evalWork, openEvalDatabase } from './eval-index.js';
+import { mean, type QuestionScore, SUMMARY_HEADER, summaryRow, table } from './metrics.js';
 
 async function main(): Promise<void> {
-  const work = process.env.HEARTH_EVAL_WORK;
-  const evalDir = process.env.HEARTH_EVAL_DIR;
-  if (!work || !(evalDir || process.env.HEARTH_EVAL_QUESTIONS)) throw new Error('Set HEARTH_EVAL_WORK (a folder `npm run eval` indexed) and HEARTH_EVAL_DIR');
-  const set = process.env.HEARTH_EVAL_SET ?? 'dev';
+  const { work, set, questions } = await evalWork();
   const weights = (process.env.HEARTH_ADAPT_WEIGHTS ?? '0,0.5,1').split(',').map(Number);
   const window = Number(process.env.HEARTH_ADAPT_WINDOW ?? 5);
   const minCount = Number(process.env.HEARTH_ADAPT_MIN_COUNT ?? 10);
   const newRows = process.env.HEARTH_ADAPT_NEW_ROWS !== '0';
-  const questions = (await readQuestions(process.env.HEARTH_EVAL_QUESTIONS ?? path.join(evalDir!, 'questions.jsonl'))).filter((q) => set === 'all' || q.set === set);
-  const dataDir = path.join(work, 'data');
-  const corpusDir = path.join(work, 'corpus');
-  const db = await openDatabase(path.join(dataDir, 'hearth.db'));
+  const { db, score } = await openEvalDatabase(work);
   const chunks = new ChunksRepository(db);
-  const documents = await db.selectFrom('documents').select(['id', 'source_path']).execute();
-  const corpusIdOf = new Map(documents.map((d) => [d.id, path.relative(corpusDir, d.source_path ?? '')]));
 
   // Every chunk, in rowid order, as the index rebuild reads them.
   const all: Array<{ rowid: number; text: string }> = [];
@@ -83,16 +74,15 @@ async function main(): Promise<void> {
       ];
       for (const run of runs) {
         const service = new RetrievalService(new RetrievalRepository(db), { embedder: () => embedder, vectors: () => vectors }, run.fusion);
-        const scores: Array<{ set: string; kind: string; r: number; mrr: number; ndcg: number }> = [];
+        const scores: QuestionScore[] = [];
         for (const question of questions) {
           const { results } = await service.search({ query: question.question, k: 10, mode: run.mode, groups: ['everyone'] });
-          const ranked = results.map((result) => corpusIdOf.get(result.document_id)!);
-          const right = rightDocuments(question);
-          scores.push({ set: question.set, kind: question.kind, r: recallAt5(ranked, right), mrr: reciprocalRankAt10(ranked, right), ndcg: ndcgAt10(ranked, right) });
+          scores.push(score(question, results));
         }
         for (const part of set === 'all' ? ['dev', 'test'] : [set]) {
-          const of = (kind?: string) => scores.filter((s) => s.set === part && (!kind || s.kind === kind));
-          rows.push([part, run.label, mean(of().map((s) => s.r)), mean(of('same').map((s) => s.r)), mean(of('paraphrased').map((s) => s.r)), mean(of().map((s) => s.mrr)), mean(of().map((s) => s.ndcg)), mean(of('paraphrased').map((s) => s.mrr)), mean(of('paraphrased').map((s) => s.ndcg))]);
+          const inPart = scores.filter((s) => s.set === part);
+          const paraphrased = inPart.filter((s) => s.kind === 'paraphrased');
+          rows.push([part, run.label, ...summaryRow(inPart), mean(paraphrased.map((s) => s.mrr)), mean(paraphrased.map((s) => s.ndcg))]);
           console.log(rows[rows.length - 1].join('  '));
         }
       }
@@ -101,7 +91,7 @@ async function main(): Promise<void> {
     }
     console.log(`${set}: ${questions.length} questions; window ±${window}, min count ${minCount}, new rows ${newRows}`);
     rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    console.log(table(['set', 'variant', 'recall@5', 'same', 'paraphr.', 'MRR@10', 'nDCG@10', 'par. MRR', 'par. nDCG'], rows));
+    console.log(table(['set', 'variant', ...SUMMARY_HEADER, 'par. MRR', 'par. nDCG'], rows));
   } finally {
     await rm(modelDir, { recursive: true, force: true });
     await db.destroy();

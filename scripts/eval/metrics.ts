@@ -43,3 +43,24 @@ export function table(header: string[], rows: Array<Array<string | number>>): st
   const widths = header.map((_, column) => Math.max(...cells.map((row) => row[column].length)));
   return cells.map((row) => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join('  ')).join('\n');
 }
+
+/** One question's figures for one ranking (document ids, best first). */
+export interface QuestionScore {
+  set: string;
+  kind: string;
+  r: number;
+  mrr: number;
+  ndcg: number;
+}
+
+export function scoreRanking(question: { set: string; kind: string }, ranked: string[], right: Set<string>): QuestionScore {
+  return { set: question.set, kind: question.kind, r: recallAt5(ranked, right), mrr: reciprocalRankAt10(ranked, right), ndcg: ndcgAt10(ranked, right) };
+}
+
+/** The experiments' columns over a group of questions: recall@5 (all, same, paraphrased), MRR@10, nDCG@10. */
+export function summaryRow(scores: QuestionScore[]): number[] {
+  const of = (kind?: string) => scores.filter((s) => !kind || s.kind === kind);
+  return [mean(of().map((s) => s.r)), mean(of('same').map((s) => s.r)), mean(of('paraphrased').map((s) => s.r)), mean(of().map((s) => s.mrr)), mean(of().map((s) => s.ndcg))];
+}
+
+export const SUMMARY_HEADER = ['recall@5', 'same', 'paraphr.', 'MRR@10', 'nDCG@10'];

@@ -4,16 +4,11 @@
  * on one half of the questions (HEARTH_EVAL_SET, default dev: choices are made there, then reported on test).
  * `HEARTH_EVAL_DIR=... HEARTH_EVAL_WORK=... npx tsx scripts/eval/tune.ts`
  */
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { openDatabase } from '../../core/db/database.js';
-import { loadEmbedder } from '../../native/embeddings/index.js';
-import { openVectorIndex } from '../../native/vector-index/index.js';
 import { DEFAULT_FUSION, type FusionSettings } from '../../plugins/retrieval/fusion.js';
 import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.js';
 import { RetrievalService, type SearchMode } from '../../plugins/retrieval/service.js';
-import { mean, ndcgAt10, recallAt5, reciprocalRankAt10, table } from './metrics.js';
-import { readQuestions, rightDocuments } from './questions.js';
+import { evalWork, openEvalDatabase, openEvalVectors } from './eval-index.js';
+import { type QuestionScore, SUMMARY_HEADER, summaryRow, table } from './metrics.js';
 
 interface Variant {
   label: string;
@@ -37,37 +32,24 @@ const VARIANTS: Variant[] = [
 ];
 
 async function main(): Promise<void> {
-  const work = process.env.HEARTH_EVAL_WORK;
-  const evalDir = process.env.HEARTH_EVAL_DIR;
-  if (!work || !(evalDir || process.env.HEARTH_EVAL_QUESTIONS)) throw new Error('Set HEARTH_EVAL_WORK (a folder `npm run eval` indexed) and HEARTH_EVAL_DIR');
-  const set = process.env.HEARTH_EVAL_SET ?? 'dev';
+  const { work, set, questions } = await evalWork();
   const only = process.env.HEARTH_EVAL_VARIANTS?.split(',');
-  const questions = (await readQuestions(process.env.HEARTH_EVAL_QUESTIONS ?? path.join(evalDir!, 'questions.jsonl'))).filter((q) => set === 'all' || q.set === set);
-  const dataDir = path.join(work, 'data');
-  const corpusDir = path.join(work, 'corpus');
-  const db = await openDatabase(path.join(dataDir, 'hearth.db'));
-  const embedder = (await loadEmbedder({ modelDir: process.env.HEARTH_EVAL_MODEL_DIR ?? path.join(dataDir, 'models'), device: 'cpu' }))!;
-  const pointer = JSON.parse(await readFile(path.join(dataDir, 'index', 'current.json'), 'utf8')) as { base: string };
-  const vectors = await openVectorIndex({ file: path.join(dataDir, 'index', pointer.base), dimension: embedder.dimension, modelId: embedder.modelId });
-  const documents = await db.selectFrom('documents').select(['id', 'source_path']).execute();
-  const corpusIdOf = new Map(documents.map((d) => [d.id, path.relative(corpusDir, d.source_path ?? '')]));
+  const { db, score } = await openEvalDatabase(work);
+  const { embedder, vectors } = await openEvalVectors(work);
   const sources = { embedder: () => embedder, vectors: () => vectors };
   const rows: Array<Array<string | number>> = [];
   try {
     for (const variant of VARIANTS.filter((v) => !only || only.includes(v.label))) {
       const service = new RetrievalService(new RetrievalRepository(db), sources, { ...DEFAULT_FUSION, ...variant.fusion });
-      const scores: Array<{ kind: string; r: number; mrr: number; ndcg: number }> = [];
+      const scores: QuestionScore[] = [];
       for (const question of questions) {
         const { results } = await service.search({ query: question.question, k: 10, mode: variant.mode, groups: ['everyone'] });
-        const ranked = results.map((result) => corpusIdOf.get(result.document_id)!);
-        const right = rightDocuments(question);
-        scores.push({ kind: question.kind, r: recallAt5(ranked, right), mrr: reciprocalRankAt10(ranked, right), ndcg: ndcgAt10(ranked, right) });
+        scores.push(score(question, results));
       }
-      const of = (kind?: string) => scores.filter((s) => !kind || s.kind === kind);
-      rows.push([variant.label, mean(of().map((s) => s.r)), mean(of('same').map((s) => s.r)), mean(of('paraphrased').map((s) => s.r)), mean(of().map((s) => s.mrr)), mean(of().map((s) => s.ndcg))]);
+      rows.push([variant.label, ...summaryRow(scores)]);
     }
     console.log(`${set}: ${questions.length} questions`);
-    console.log(table(['variant', 'recall@5', 'same', 'paraphr.', 'MRR@10', 'nDCG@10'], rows));
+    console.log(table(['variant', ...SUMMARY_HEADER], rows));
   } finally {
     await embedder.close();
     await db.destroy();

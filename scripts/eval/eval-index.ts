@@ -1,0 +1,54 @@
+/**
+ * What the experiments over an index `npm run eval` left in HEARTH_EVAL_WORK share (tune.ts, expand.ts, adaptive.ts):
+ * the questions of HEARTH_EVAL_SET, the service's database with each document's corpus id, and its model and vectors.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { type Db, openDatabase } from '../../core/db/database.js';
+import { type Embedder, loadEmbedder } from '../../native/embeddings/index.js';
+import { openVectorIndex, type VectorIndex } from '../../native/vector-index/index.js';
+import { type EvalQuestion, readQuestions, rightDocuments } from './questions.js';
+import { type QuestionScore, scoreRanking } from './metrics.js';
+
+export interface EvalWork {
+  work: string;
+  /** HEARTH_EVAL_SET: dev (default), test or all. */
+  set: string;
+  questions: EvalQuestion[];
+}
+
+/** HEARTH_EVAL_WORK and the questions of HEARTH_EVAL_SET (from HEARTH_EVAL_QUESTIONS, else HEARTH_EVAL_DIR/questions.jsonl). */
+export async function evalWork(): Promise<EvalWork> {
+  const work = process.env.HEARTH_EVAL_WORK;
+  const evalDir = process.env.HEARTH_EVAL_DIR;
+  if (!work || !(evalDir || process.env.HEARTH_EVAL_QUESTIONS)) throw new Error('Set HEARTH_EVAL_WORK (a folder `npm run eval` indexed) and HEARTH_EVAL_DIR');
+  const set = process.env.HEARTH_EVAL_SET ?? 'dev';
+  const questions = (await readQuestions(process.env.HEARTH_EVAL_QUESTIONS ?? path.join(evalDir!, 'questions.jsonl'))).filter((q) => set === 'all' || q.set === set);
+  return { work, set, questions };
+}
+
+export interface EvalDatabase {
+  db: Db;
+  /** A document's corpus id (its path under node_modules) by its id in the service. */
+  corpusIdOf: Map<string, string>;
+  /** A question's figures for search results, as the service returned them. */
+  score(question: EvalQuestion, results: Array<{ document_id: string }>): QuestionScore;
+}
+
+export async function openEvalDatabase(work: string): Promise<EvalDatabase> {
+  const db = await openDatabase(path.join(work, 'data', 'hearth.db'));
+  const documents = await db.selectFrom('documents').select(['id', 'source_path']).execute();
+  const corpusIdOf = new Map(documents.map((d) => [d.id, path.relative(path.join(work, 'corpus'), d.source_path ?? '')]));
+  const score = (question: EvalQuestion, results: Array<{ document_id: string }>) =>
+    scoreRanking(question, results.slice(0, 10).map((result) => corpusIdOf.get(result.document_id)!), rightDocuments(question));
+  return { db, corpusIdOf, score };
+}
+
+/** The embedding model the service used (HEARTH_EVAL_MODEL_DIR, else its own) and its vector index in force. */
+export async function openEvalVectors(work: string): Promise<{ embedder: Embedder; vectors: VectorIndex }> {
+  const dataDir = path.join(work, 'data');
+  const embedder = (await loadEmbedder({ modelDir: process.env.HEARTH_EVAL_MODEL_DIR ?? path.join(dataDir, 'models'), device: 'cpu' }))!;
+  const pointer = JSON.parse(await readFile(path.join(dataDir, 'index', 'current.json'), 'utf8')) as { base: string };
+  const vectors = await openVectorIndex({ file: path.join(dataDir, 'index', pointer.base), dimension: embedder.dimension, modelId: embedder.modelId });
+  return { embedder, vectors };
+}
