@@ -17,20 +17,16 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Tokenizer } from '@huggingface/tokenizers';
-import { buildDefaultModelBytes, defaultTokenizerDir, vocabularyTokens } from '../plugins/search-index/default-embedder/build.js';
-import { blendCorpus, contentTokenMask, CooccurrenceCounts } from '../scripts/eval/adaptive-corpus.js';
+import { buildDefaultModelBytes, vocabularyTokens } from '../plugins/search-index/default-embedder/build.js';
+import { blendCorpus, contentTokenMask, CooccurrenceCounts, defaultTokenizer } from '../scripts/eval/adaptive-corpus.js';
 import { mulberry32 } from '../plugins/search-index/default-embedder/linalg.js';
 import { listCorpus } from '../scripts/eval/corpus.js';
-import { ROOT } from './harness.js';
+import { peakRssMiB, ROOT } from './harness.js';
 
 const MB = 1024 * 1024;
 
-function peakRss(): number {
-  const status = execFileSync('cat', [`/proc/${process.pid}/status`], { encoding: 'utf8' });
-  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return (kb * 1024) / MB;
-}
+/** This process's peak RSS (VmHWM), MiB. */
+const peakRss = () => peakRssMiB(process.pid) ?? 0;
 
 /** Paragraph-packed chunks of about `size` characters. */
 function chunksOf(text: string, size = 1000): string[] {
@@ -69,10 +65,7 @@ async function child(source: string, n: number, weight: number): Promise<void> {
   }
   const loadedPeak = peakRss();
   let t = performance.now();
-  const tokenizer = new Tokenizer(
-    JSON.parse(await readFile(path.join(defaultTokenizerDir(), 'tokenizer.json'), 'utf8')),
-    JSON.parse(await readFile(path.join(defaultTokenizerDir(), 'tokenizer_config.json'), 'utf8')),
-  );
+  const tokenizer = await defaultTokenizer();
   const content = contentTokenMask(await vocabularyTokens());
   const counts = new CooccurrenceCounts(content.length);
   if (source !== 'fixed') for (const text of chunks) counts.addChunk(tokenizer.encode(text, { add_special_tokens: false }).ids, content, 5);

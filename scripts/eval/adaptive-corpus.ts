@@ -1,5 +1,14 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Tokenizer } from '@huggingface/tokenizers';
 import type { Csr } from '../../plugins/search-index/default-embedder/linalg.js';
-import { STOPWORDS } from '../../plugins/search-index/default-embedder/build.js';
+import { STOPWORDS, defaultTokenizerDir } from '../../plugins/search-index/default-embedder/build.js';
+
+/** The built-in embedder's WordPiece tokenizer (the shipped all-MiniLM-L6-v2 one), as its build reads it. */
+export async function defaultTokenizer(): Promise<Tokenizer> {
+  const read = async (file: string) => JSON.parse(await readFile(path.join(defaultTokenizerDir(), file), 'utf8'));
+  return new Tokenizer(await read('tokenizer.json'), await read('tokenizer_config.json'));
+}
 
 /**
  * The corpus-adaptive default embedder (issue 16 item 5): an experiment, not part of the product (it did not

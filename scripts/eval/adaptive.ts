@@ -8,17 +8,16 @@
  * `HEARTH_EVAL_DIR=... HEARTH_EVAL_WORK=... HEARTH_ADAPT_WEIGHTS=0,0.5,1 npx tsx scripts/eval/adaptive.ts`
  * Other knobs: HEARTH_ADAPT_WINDOW (5), HEARTH_ADAPT_MIN_COUNT (10), HEARTH_ADAPT_NEW_ROWS (1).
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Tokenizer } from '@huggingface/tokenizers';
 import { loadEmbedderOnThisThread } from '../../native/embeddings/index.js';
 import { openVectorIndex } from '../../native/vector-index/index.js';
 import { DEFAULT_FUSION, type FusionSettings } from '../../plugins/retrieval/fusion.js';
 import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.js';
 import { RetrievalService, type SearchMode } from '../../plugins/retrieval/service.js';
-import { defaultTokenizerDir, installDefaultModel, vocabularyTokens } from '../../plugins/search-index/default-embedder/build.js';
-import { blendCorpus, contentTokenMask, CooccurrenceCounts } from './adaptive-corpus.js';
+import { installDefaultModel, vocabularyTokens } from '../../plugins/search-index/default-embedder/build.js';
+import { blendCorpus, contentTokenMask, CooccurrenceCounts, defaultTokenizer } from './adaptive-corpus.js';
 import { ChunksRepository } from '../../plugins/search-index/chunks-repository.js';
 import { evalWork, openEvalDatabase } from './eval-index.js';
 import { mean, type QuestionScore, SUMMARY_HEADER, summaryRow, table } from './metrics.js';
@@ -43,9 +42,7 @@ async function main(): Promise<void> {
   const keys = await chunks.keysOf(all.map((c) => c.rowid));
 
   let started = performance.now();
-  const tokenizerJson = JSON.parse(await readFile(path.join(defaultTokenizerDir(), 'tokenizer.json'), 'utf8'));
-  const tokenizerConfig = JSON.parse(await readFile(path.join(defaultTokenizerDir(), 'tokenizer_config.json'), 'utf8'));
-  const tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig);
+  const tokenizer = await defaultTokenizer();
   const vocab = await vocabularyTokens();
   const content = contentTokenMask(vocab);
   const counts = new CooccurrenceCounts(vocab.length);
