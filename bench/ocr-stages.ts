@@ -16,13 +16,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { PDFParse } from 'pdf-parse';
 import { createWorker, OEM, PSM } from 'tesseract.js';
-import { createRequire } from 'node:module';
-import { resolveOcrLanguages } from '../native/ocr/index.js';
+import { ocrEnginePaths, resolveOcrLanguages } from '../native/ocr/index.js';
 import { LETTER, characterAccuracy, mixedPdf, textImage } from '../test/fixtures/scans.js';
 import { loadSharp, normalised } from '../plugins/ingestion/extract/ocr-pages.js';
 import { drawPage, greyPng } from '../plugins/ingestion/extract/pdf.js';
 
-const require = createRequire(import.meta.url);
 const pages = Number(process.env.BENCH_OCR_PAGES ?? 5);
 
 const cpu = () => {
@@ -38,11 +36,7 @@ async function timed<T>(totals: Record<string, number>, stage: string, work: () 
 
 const staging = mkdtempSync(path.join(os.tmpdir(), 'hearth-ocr-stages-'));
 const languages = resolveOcrLanguages(['eng'], staging);
-const worker = await createWorker(languages.codes, OEM.LSTM_ONLY, {
-  workerPath: require.resolve('tesseract.js/src/worker-script/node/index.js'),
-  corePath: path.dirname(require.resolve('tesseract.js-core/package.json')),
-  langPath: languages.langPath, gzip: true, cacheMethod: 'none',
-}, JSON.parse(process.env.OCR_INIT ?? '{}'));
+const worker = await createWorker(languages.codes, OEM.LSTM_ONLY, ocrEnginePaths(languages), JSON.parse(process.env.OCR_INIT ?? '{}'));
 const psm = (process.env.OCR_PSM ?? 'AUTO') as keyof typeof PSM;
 await worker.setParameters({ tessedit_pageseg_mode: PSM[psm], user_defined_dpi: process.env.OCR_DPI ?? process.env.RENDER_DPI ?? '300', ...JSON.parse(process.env.OCR_PARAMS ?? '{}') });
 

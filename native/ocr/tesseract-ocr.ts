@@ -33,7 +33,7 @@ export class OcrTimeout extends Error {
 type TesseractWorker = Awaited<ReturnType<typeof import('tesseract.js')['createWorker']>>;
 
 /** The engine's files, all inside node_modules: tesseract.js falls back to a CDN for anything left unset. */
-function localPaths(languages: OcrLanguages) {
+export function localPaths(languages: OcrLanguages) {
   return {
     workerPath: require.resolve('tesseract.js/src/worker-script/node/index.js'),
     corePath: path.dirname(require.resolve('tesseract.js-core/package.json')),
