@@ -235,6 +235,25 @@ describe('groups and access in the browser', () => {
     await expectClean(admin);
   }, JOURNEY_MS);
 
+  it('warns, then hides a connector from an admin who restricts it to a group they are not in', async () => {
+    // After the delete refusal above: the connector then becomes a second source readable by Legal alone.
+    const { page } = admin;
+    onTestFailed(() => admin.shot('failed-connector-hidden').then(() => undefined));
+    await go(page, 'Connectors');
+    await page.getByRole('button', { name: 'Access to Contracts folder' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Access to Contracts folder' });
+    await dialog.getByRole('checkbox', { name: 'everyone' }).uncheck();
+    await dialog.getByText('You are in none of these groups: once saved, you will no longer see this connector and its documents until you join one of them.').waitFor();
+    expect(await admin.axe('connector-access-hiding')).toEqual([]);
+    await admin.shotAtWidths('connector-access-hiding');
+    await dialog.getByRole('button', { name: 'Save access' }).click();
+    await page.getByText('The documents of Contracts folder, now and later, may be read by: Legal. You are in none of these groups, so Contracts folder is no longer listed for you.').waitFor();
+    await expect.poll(async () => page.getByRole('button', { name: 'Access to Contracts folder' }).count()).toBe(0);
+    await admin.shotAtWidths('connector-hidden');
+    await ui.call('GET', `/api/connectors/${connectorId}`, { token: adminToken, expect: 404 });
+    await expectClean(admin);
+  }, JOURNEY_MS);
+
   it('passes axe in dark mode on a 390 px phone', async () => {
     const dark = await openPage(browser, ui.url, { suite: 'groups', viewport: PHONE, colorScheme: 'dark' });
     const { page } = dark;
