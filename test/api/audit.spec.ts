@@ -210,6 +210,8 @@ describe('audit: reading', { timeout: 90_000 }, () => {
   it('filters by event type, user and date range, pages newest first, and reads one entry', async () => {
     await start('ENTERPRISE');
     const viewer = await t.userWithRole('viewer', 'vera');
+    // The instant between: a millisecond clear of vera's own login (stamped in ms) on both sides.
+    await new Promise((resolve) => setTimeout(resolve, 5));
     const middle = new Date().toISOString();
     await new Promise((resolve) => setTimeout(resolve, 5));
     for (let i = 0; i < 3; i++) await api('POST', '/api/auth/login', undefined, { username: 'vera', password: 'wrong-password' });
