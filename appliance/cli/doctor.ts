@@ -1,9 +1,11 @@
 import { accessSync, constants, existsSync, statSync, statfsSync } from 'node:fs';
+import path from 'node:path';
 import { createServer } from 'node:net';
 import { parseArgs } from 'node:util';
 import SQLite from 'better-sqlite3';
 import { loadConfig, type Config } from '../../core/config.js';
 import { readTlsCredentials } from '../../core/tls.js';
+import { selfTestGpu } from '../../native/llm/index.js';
 import { listInstalledModels, resolveActiveModel, verifyModelFiles } from '../../native/model-files/index.js';
 import { checkLicenseKey, parsePublicKey } from '../../plugins/license/index.js';
 import { cliSecretDirs } from './credentials.js';
@@ -11,7 +13,7 @@ import { EXIT, type Command } from './exit-codes.js';
 
 export const DOCTOR_USAGE = `hearth doctor
     Checks the installation, a line per check: configuration, DATA_DIR permissions, disk space, the database,
-    the models and their checksums, the port, the TLS files and the licence. Each problem comes with a remedy.
+    the models and their checksums, the GPU (N_GPU_LAYERS: a self-test in a child process), the port, the TLS files and the licence. Each problem comes with a remedy.
     Read-only: safe while the service runs.
     Exit codes: 0 nothing failed (warnings allowed), 3 at least one check failed, 2 usage.`;
 
@@ -89,6 +91,24 @@ async function models(config: Config): Promise<Check[]> {
   return checks;
 }
 
+/** Where N_GPU_LAYERS asks for the GPU: the CUDA build's self-test on the active chat model, the one the service runs at start. */
+async function gpu(config: Config): Promise<Check> {
+  const name = 'gpu';
+  const layers = `N_GPU_LAYERS=${config.llm.nGpuLayers}`;
+  if (config.llm.nGpuLayers === 0) return { name, status: 'ok', detail: `${layers}: the chat model runs on the CPU` };
+  if (config.llm.backend === 'hosted' || config.llm.inferenceUrl) return { name, status: 'ok', detail: `${layers} does not apply: the chat model is served elsewhere` };
+  const active = await resolveActiveModel(config.modelDir, 'llm').catch(() => null);
+  if (!active) return { name, status: 'ok', detail: `${layers}: no chat model installed to test the GPU with` };
+  const result = await selfTestGpu(path.join(active.folder, active.manifest.files.model), 'cuda');
+  if (result.ok) return { name, status: 'ok', detail: `${layers}: the CUDA build decoded ${active.id} with a layer on the GPU` };
+  return {
+    name,
+    status: 'warn',
+    detail: `${layers}, but the CUDA build failed its self-test (${result.reason}): the chat model runs on the CPU`,
+    remedy: 'build the CUDA backend on this box (scripts/build-cuda-backend.sh, docs/appliance.md "The GPU"), or set N_GPU_LAYERS=0',
+  };
+}
+
 /** Free, or held: by a Hearth (its health answers) or by something else. */
 async function port(config: Config): Promise<Check> {
   const free = await new Promise<boolean>((resolve) => {
@@ -149,7 +169,7 @@ export async function runChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
       checks.push({ name: check.name, status: 'fail', detail: (error as Error).message });
     }
   }
-  checks.push(...(await models(config)), await port(config));
+  checks.push(...(await models(config)), await gpu(config), await port(config));
   return checks;
 }
 

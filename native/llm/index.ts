@@ -4,3 +4,4 @@ export { GenerationTimeoutError, GeneratorBusyError, UpstreamError, type Backend
 export { loadGenerator, type LoadGeneratorOptions } from './load-generator.js';
 export { LocalGenerator } from './local-generator.js';
 export { importLlm, pullLlm } from './install.js';
+export { selfTestGpu, type SelfTestResult } from './gpu-self-test.js';

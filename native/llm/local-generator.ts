@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { ChatHistoryItem, ChatWrapper, Llama, LlamaChat, LlamaContext, LlamaLogLevel, LlamaModel } from 'node-llama-cpp';
 import { GenerationDeadline } from './deadline.js';
 import { GenerationQueue } from './generation-queue.js';
+import { selfTestGpu } from './gpu-self-test.js';
 import { silentLog, type LlmLog } from './llm-log.js';
 import { GenerationTimeoutError, GeneratorBusyError, type ChatMessage, type GenerateOptions, type GenerationResult, type Generator, type GeneratorInfo } from './generator.js';
 
@@ -26,17 +27,25 @@ interface LocalGeneratorOptions {
 /** Loaded with the first local model: node-llama-cpp's modules cost about 16 MB resident in a service that may never chat locally. */
 let llamaCpp: typeof import('node-llama-cpp') | undefined;
 
-/** The CUDA build only where N_GPU_LAYERS asks for offloading and a CUDA GPU answers; the CPU build otherwise. */
-async function openLlama(threads: number, wantGpu: boolean, log: LlmLog): Promise<Llama> {
+/**
+ * The CUDA build only where N_GPU_LAYERS asks for offloading and the build passes its self-test in a child process
+ * (gpu-self-test.ts): a CUDA build that aborts at the first decode must not take the service down. The CPU build otherwise.
+ */
+async function openLlama(modelPath: string, threads: number, wantGpu: boolean, log: LlmLog): Promise<Llama> {
   const { LlamaLogLevel, getLlama } = (llamaCpp ??= await import('node-llama-cpp'));
   // llama.cpp warns about harmless GGUF details on every load: keep them at debug, errors at warn.
   const logger = (level: LlamaLogLevel, message: string) => (level === LlamaLogLevel.error || level === LlamaLogLevel.fatal ? log.warn(`llama.cpp: ${message}`) : log.debug?.(`llama.cpp: ${message}`));
   const base = { build: 'never', maxThreads: threads, logLevel: LlamaLogLevel.warn, logger } as const;
   if (wantGpu) {
-    try {
-      return await getLlama({ ...base, gpu: 'cuda' });
-    } catch (err) {
-      log.info(`chat model: no usable CUDA GPU (${(err as Error).name}): N_GPU_LAYERS ignored, running on the CPU`);
+    const test = await selfTestGpu(modelPath, 'cuda');
+    if (test.ok) {
+      try {
+        return await getLlama({ ...base, gpu: 'cuda' });
+      } catch (err) {
+        log.info(`chat model: no usable CUDA GPU (${(err as Error).name}): N_GPU_LAYERS ignored, running on the CPU`);
+      }
+    } else {
+      log.warn(`chat model: the CUDA build failed its self-test (${test.reason}): N_GPU_LAYERS ignored, running on the CPU (docs/hardware.md)`);
     }
   }
   return getLlama({ ...base, gpu: false });
@@ -103,7 +112,7 @@ export class LocalGenerator implements Generator {
     const threads = Math.max(1, Math.min(opts.nThreads, cores));
     // More threads than cores collapses llama.cpp throughput (seen: 1.8 instead of ~1,400 tokens/s).
     if (threads < opts.nThreads) log.info(`chat model: N_THREADS=${opts.nThreads} capped at the ${cores} cores present`);
-    const llama = await openLlama(threads, opts.nGpuLayers !== 0, log);
+    const llama = await openLlama(opts.modelPath, threads, opts.nGpuLayers !== 0, log);
     try {
       const cuda = llama.gpu === 'cuda';
       const model = await llama.loadModel({ modelPath: opts.modelPath, gpuLayers: cuda ? (opts.nGpuLayers < 0 ? 'max' : opts.nGpuLayers) : 0 });

@@ -7,6 +7,7 @@ import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD } from '../../core/config.js';
 import { LICENSE_ENV, licenseKey } from '../fixtures/license.js';
+import { STORIES_GGUF } from '../fixtures/models.js';
 import { cleanupServices, ensureBuilt, exitWithin, listening, ROOT, type Service, startService, tempDir, waitFor } from '../fixtures/service-process.js';
 
 /**
@@ -143,6 +144,21 @@ describe('hearth (the command line)', () => {
       await login(url, 'offline-rescue', 'offline-rescue-password');
     } finally {
       await stop(service);
+    }
+  }, 120_000);
+
+  it('doctor tests the CUDA build where N_GPU_LAYERS asks for it: a warning with the reason and a remedy when it cannot decode', () => {
+    const modelDir = path.join(tempDir('hearth-cli-models-'), 'models');
+    expect(hearth(['models', 'import-llm', STORIES_GGUF], undefined, { MODEL_DIR: modelDir }).code).toBe(0);
+    const cpu = hearth(['doctor'], undefined, { MODEL_DIR: modelDir, N_GPU_LAYERS: '0' });
+    expect(cpu.stdout).toMatch(/^OK +gpu: N_GPU_LAYERS=0: the chat model runs on the CPU$/m);
+    const wanted = hearth(['doctor'], undefined, { MODEL_DIR: modelDir, N_GPU_LAYERS: '-1' });
+    expect(wanted.code, wanted.stdout).toBe(0);
+    const line = wanted.stdout.split('\n').find((l) => / gpu: /.test(l)) ?? '';
+    if (line.startsWith('OK')) expect(line).toContain('the CUDA build decoded stories260K with a layer on the GPU');
+    else {
+      expect(line).toMatch(/^WARN  gpu: N_GPU_LAYERS=-1, but the CUDA build failed its self-test \(.+\): the chat model runs on the CPU$/);
+      expect(wanted.stdout).toContain('-> build the CUDA backend on this box (scripts/build-cuda-backend.sh');
     }
   }, 120_000);
 

@@ -16,6 +16,7 @@ import {
   type Generator,
 } from '../../native/llm/index.js';
 import { LLM_PRESETS } from '../../native/model-files/index.js';
+import { selfTestGpu } from '../../native/llm/gpu-self-test.js';
 import { generatorOptions } from '../../plugins/llm/generator-options.js';
 import { main as modelsCli } from '../../appliance/cli/models.js';
 import { STORIES_GGUF } from '../fixtures/models.js';
@@ -42,15 +43,9 @@ function tamper(file: string): void {
   appendFileSync(file, Buffer.from([0]));
 }
 
-/** Whether node-llama-cpp's CUDA build loads here, asked of the runtime itself (it needs the CUDA libraries and a GPU). */
-async function cudaLlamaLoads(): Promise<boolean> {
-  const { getLlama } = await import('node-llama-cpp');
-  try {
-    await (await getLlama({ gpu: 'cuda', build: 'never' })).dispose();
-    return true;
-  } catch {
-    return false;
-  }
+/** Whether node-llama-cpp's CUDA build loads and decodes here, asked of the runtime itself in a child (it needs the CUDA libraries and a GPU). */
+async function cudaLlamaWorks(): Promise<boolean> {
+  return (await selfTestGpu(STORIES_GGUF, 'cuda')).ok;
 }
 
 /** Holds this thread (and its event loop) for `seconds`, as a consumer that stalls would. */
@@ -94,7 +89,7 @@ describe('local backend: node-llama-cpp on stories260K', () => {
   });
 
   it('caps N_THREADS at the cores present; N_GPU_LAYERS=-1 offloads to CUDA where the runtime has it, else runs on the CPU and says why', async () => {
-    const cuda = await cudaLlamaLoads();
+    const cuda = await cudaLlamaWorks();
     const { lines, log } = captureLog();
     const wide = await LocalGenerator.load({ modelPath: STORIES, name: 'wide', nCtx: 512, nThreads: 512, nGpuLayers: -1, timeoutSeconds: 5, log });
     try {
@@ -105,7 +100,7 @@ describe('local backend: node-llama-cpp on stories260K', () => {
         expect(wide.info().gpu_layers).toBeGreaterThan(0);
       } else {
         expect(wide.info()).toMatchObject({ device: 'cpu', gpu_layers: 0 });
-        expect(lines.some((l) => l.includes('no usable CUDA GPU') && l.includes('running on the CPU'))).toBe(true);
+        expect(lines.some((l) => (l.includes('no usable CUDA GPU') || l.includes('failed its self-test')) && l.includes('running on the CPU'))).toBe(true);
       }
       expect(await wide.generate(story, { maxTokens: 5 })).toMatchObject({ completionTokens: 5, stopReason: 'max_tokens' });
     } finally {
