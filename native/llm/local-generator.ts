@@ -45,7 +45,7 @@ async function openLlama(modelPath: string, threads: number, wantGpu: boolean, l
         log.info(`chat model: no usable CUDA GPU (${(err as Error).name}): N_GPU_LAYERS ignored, running on the CPU`);
       }
     } else {
-      log.warn(`chat model: the CUDA build failed its self-test (${test.reason}): N_GPU_LAYERS ignored, running on the CPU (docs/hardware.md)`);
+      log.warn(`chat model: the CUDA build failed its self-test (${test.reason}): N_GPU_LAYERS ignored, running on the CPU (hearth doctor; docs/appliance.md, "The GPU")`);
     }
   }
   return getLlama({ ...base, gpu: false });

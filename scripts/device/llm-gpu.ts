@@ -1,5 +1,5 @@
 /**
- * The chat model's CUDA path, checked on a machine with an NVIDIA GPU (docs/hardware.md, "Proving the GPU paths").
+ * The chat model's CUDA path, checked on a machine with an NVIDIA GPU (docs/appliance.md, "The GPU").
  *
  * For each N_GPU_LAYERS given (default 0, then -1), the service's own chain runs: loadConfig reads the variable,
  * generatorOptions maps it, loadGenerator opens the GGUF installed in a fresh MODEL_DIR (importLlm, sha256 and all).
