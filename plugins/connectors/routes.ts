@@ -43,12 +43,12 @@ export const connectorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: editor,
     schema: {
       summary: 'Scan every enabled connector',
-      description: 'Answers 202 with one scan job per enabled connector (none when there is none); the jobs run one after another.',
+      description: 'Answers 202 with one scan job per enabled connector the caller may see (none when there is none); the jobs run one after another. A connector restricted to groups the caller is not in (ENTERPRISE) is neither scanned nor named, whatever the role.',
       tags,
       response: { 202: SyncAllResult },
     },
   }, async (request, reply) => {
-    const jobs = await app.connectors.syncAll();
+    const jobs = await app.connectors.syncAll(await app.groups.readerGroups(principalOf(request).id));
     request.log.info({ event: 'sync.all', jobs: jobs.length, by: app.logPrivacy.caller(request) }, 'sync of all connectors started');
     await app.audit.record(request, { event: 'sync.all', target: 'connectors', details: { jobs: jobs.map((job) => job.id) } });
     return reply.code(202).send({ jobs });

@@ -141,10 +141,10 @@ export class ConnectorsService {
     return this.enqueueScan(connector);
   }
 
-  /** One scan job per enabled connector; they run one after another. */
-  async syncAll(): Promise<Job[]> {
+  /** One scan job per enabled connector the reader may see (all of them for the service itself); they run one after another. */
+  async syncAll(readerGroups?: string[]): Promise<Job[]> {
     const jobs: Job[] = [];
-    for (const connector of await this.repository.listEnabled()) jobs.push(await this.enqueueScan(connector));
+    for (const connector of await this.repository.listEnabled()) if (readableRow(connector, readerGroups)) jobs.push(await this.enqueueScan(connector));
     return jobs;
   }
 

@@ -60,27 +60,44 @@ export class SchedulesService {
     return tierAtLeast(this.options.entitlement.tier(), 'PRO');
   }
 
-  list(): Promise<ScheduleRow[]> {
-    return this.options.repository.list();
+  /** The schedules of the sources the reader may see (every one for the service itself). */
+  async list(readerGroups?: string[]): Promise<ScheduleRow[]> {
+    const rows = await this.options.repository.list();
+    if (!readerGroups) return rows;
+    const seen = await Promise.all(rows.map((row) => this.sourceVisible(row, readerGroups)));
+    return rows.filter((_, i) => seen[i]);
   }
 
   count(): Promise<number> {
     return this.options.repository.count();
   }
 
-  async get(id: string): Promise<ScheduleRow> {
+  /** A schedule of a source the reader may not see is not found: its id, cron and jobs would name the source. */
+  async get(id: string, readerGroups?: string[]): Promise<ScheduleRow> {
     const row = await this.options.repository.findById(id);
-    if (!row) throw notFound('Schedule');
+    if (!row || !(await this.sourceVisible(row, readerGroups))) throw notFound('Schedule');
     return row;
+  }
+
+  private async sourceVisible(row: ScheduleRow, readerGroups?: string[]): Promise<boolean> {
+    const view = toScheduleView(row);
+    return this.sourceState(view.source_type, view.source_id, readerGroups).then(
+      () => true,
+      (error: unknown) => {
+        if (error instanceof HttpError && error.statusCode === 404) return false;
+        throw error;
+      },
+    );
   }
 
   preview(cron: string, count: number): number[] {
     return CronExpression.parse(cron, 'querystring.cron').nextRuns(count);
   }
 
-  async create(input: CreateScheduleBody): Promise<ScheduleRow> {
+  /** A source the reader may not see is as unknown as one that does not exist. */
+  async create(input: CreateScheduleBody, readerGroups?: string[]): Promise<ScheduleRow> {
     const cron = CronExpression.parse(input.cron);
-    await this.sourceState(input.source_type, input.source_id).catch((error: unknown) => {
+    await this.sourceState(input.source_type, input.source_id, readerGroups).catch((error: unknown) => {
       if (error instanceof HttpError && error.statusCode === 404) {
         throw badRequest('unknown_source', `No ${input.source_type} with id ${input.source_id}`, 'body.source_id');
       }
@@ -107,8 +124,8 @@ export class SchedulesService {
   }
 
   /** A new cron or a re-enable plans the next run from now; disabling clears it. */
-  async update(id: string, input: UpdateScheduleBody): Promise<ScheduleRow> {
-    const row = await this.get(id);
+  async update(id: string, input: UpdateScheduleBody, readerGroups?: string[]): Promise<ScheduleRow> {
+    const row = await this.get(id, readerGroups);
     const cron = CronExpression.parse(input.cron ?? row.cron);
     const enabled = input.enabled ?? row.enabled === 1;
     const now = clock.now();
@@ -120,7 +137,8 @@ export class SchedulesService {
     return this.get(id);
   }
 
-  async delete(id: string): Promise<void> {
+  async delete(id: string, readerGroups?: string[]): Promise<void> {
+    await this.get(id, readerGroups);
     if (!(await this.options.repository.delete(id))) throw notFound('Schedule');
   }
 
@@ -167,12 +185,12 @@ export class SchedulesService {
     );
   }
 
-  private async sourceState(type: ScheduleSourceType, id: string): Promise<SourceState> {
+  private async sourceState(type: ScheduleSourceType, id: string, readerGroups?: string[]): Promise<SourceState> {
     if (type === 'connector') {
-      const connector = await this.options.connectors.get(id);
+      const connector = await this.options.connectors.get(id, readerGroups);
       return { enabled: connector.enabled === 1, running: connector.scan_requested_at !== null, start: () => this.options.connectors.scan(id) };
     }
-    const integration = await this.options.integrations.get(id);
+    const integration = await this.options.integrations.get(id, readerGroups);
     return { enabled: integration.enabled === 1, running: integration.sync_requested_at !== null, start: () => this.options.integrations.sync(id) };
   }
 }

@@ -191,6 +191,13 @@ describe('a restricted source seen from outside its groups', () => {
       expect(scan.statusCode).toBe(202);
       await t.app.jobs.idle();
 
+      const schedule = await t.request({ method: 'POST', url: '/api/schedules', token: admin, payload: { source_type: 'connector', source_id: id, cron: '0 3 * * *' } });
+      expect(schedule.statusCode, schedule.body).toBe(201);
+      expect((await t.request({ method: 'GET', url: '/api/schedules', token: admin })).json().total).toBe(1);
+      // An admin in the group syncs it with the rest.
+      const synced = (await t.request({ method: 'POST', url: '/api/connectors/sync-all', token: admin })).json();
+      expect(synced.jobs).toHaveLength(1);
+      await t.app.jobs.idle();
       for (const token of [admin, member.access]) {
         // The scan job (its summary counts the source's files) is theirs to see.
         expect((await t.request({ method: 'GET', url: '/api/jobs', token })).json().jobs.map((job: { id: string }) => job.id)).toContain(scan.json().id);
@@ -210,6 +217,17 @@ describe('a restricted source seen from outside its groups', () => {
         // Nor its jobs: a scan's summary would tell how many files the source holds.
         expect((await t.request({ method: 'GET', url: '/api/jobs', token })).json().jobs.map((job: { id: string }) => job.id), role).not.toContain(scan.json().id);
         expect((await t.request({ method: 'GET', url: `/api/jobs/${scan.json().id}`, token })).statusCode, role).toBe(404);
+        // Sync-all scans what they may see: nothing here, and no job of the hidden source is named.
+        if (role !== 'viewer') expect((await t.request({ method: 'POST', url: '/api/connectors/sync-all', token })).json(), role).toEqual({ jobs: [] });
+        if (role === 'admin') {
+          // Its schedule follows it: not listed, 404 by id, and the source is unknown to a new schedule.
+          expect((await t.request({ method: 'GET', url: '/api/schedules', token })).json()).toEqual({ schedules: [], total: 0 });
+          for (const [method, payload] of [['GET', undefined], ['PUT', { enabled: false }], ['DELETE', undefined]] as const) {
+            expect((await t.request({ method, url: `/api/schedules/${schedule.json().id}`, token, ...(payload ? { payload } : {}) })).json().error.code, method).toBe('not_found');
+          }
+          const guessed = await t.request({ method: 'POST', url: '/api/schedules', token, payload: { source_type: 'connector', source_id: id, cron: '0 4 * * *' } });
+          expect(guessed.json().error).toMatchObject({ code: 'unknown_source', field: 'body.source_id' });
+        }
         const probes = [
           ['GET', `/api/connectors/${id}`], ['PUT', `/api/connectors/${id}`], ['POST', `/api/connectors/${id}/scan`], ['DELETE', `/api/connectors/${id}`],
           ['GET', `/api/integrations/${siteId}`], ['PUT', `/api/integrations/${siteId}`], ['POST', `/api/integrations/${siteId}/sync`], ['DELETE', `/api/integrations/${siteId}`],
@@ -230,6 +248,8 @@ describe('a restricted source seen from outside its groups', () => {
       // Nothing the outsiders tried changed the sources.
       expect((await t.request({ method: 'GET', url: `/api/connectors/${id}`, token: admin })).json()).toMatchObject({ name: 'Finance', document_count: 3 });
       expect((await t.request({ method: 'GET', url: `/api/integrations/${siteId}`, token: admin })).json()).toMatchObject({ name: 'Finance wiki' });
+      expect((await t.request({ method: 'GET', url: `/api/schedules/${schedule.json().id}`, token: admin })).json()).toMatchObject({ enabled: true, cron: '0 3 * * *' });
+      expect((await t.request({ method: 'GET', url: '/api/schedules', token: admin })).json().total).toBe(1);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -249,6 +249,8 @@ describe('groups and access in the browser', () => {
     await dialog.getByRole('button', { name: 'Save access' }).click();
     await page.getByText('The documents of Contracts folder, now and later, may be read by: Legal. You are in none of these groups, so Contracts folder is no longer listed for you.').waitFor();
     await expect.poll(async () => page.getByRole('button', { name: 'Access to Contracts folder' }).count()).toBe(0);
+    // The empty list says why it may be empty, rather than that there is nothing.
+    await page.getByText('No connectors you can see (one restricted to groups you are not in stays hidden). Add a folder with New connector.').waitFor();
     await admin.shotAtWidths('connector-hidden');
     await ui.call('GET', `/api/connectors/${connectorId}`, { token: adminToken, expect: 404 });
     await expectClean(admin);

@@ -64,7 +64,12 @@ export default function ConnectorsPage() {
       {notice && <Alert kind="success">{notice}</Alert>}
       {error && <Alert kind="error">{error}</Alert>}
       {connectors === null && !error && <p class="loading">Loading…</p>}
-      {connectors?.length === 0 && <p class="muted">No connectors yet.{canManage ? ' Add a folder with New connector.' : ''}</p>}
+      {connectors?.length === 0 && (
+        <p class="muted">
+          {tierAtLeast(tier, 'ENTERPRISE') ? 'No connectors you can see (one restricted to groups you are not in stays hidden).' : 'No connectors yet.'}
+          {canManage ? ' Add a folder with New connector.' : ''}
+        </p>
+      )}
       {connectors && connectors.length > 0 && (
         <ul class="card-list" aria-label="Connectors">
           {connectors.map((connector) => (

@@ -56,7 +56,12 @@ export default function IntegrationsPage() {
       {notice && <Alert kind="success">{notice}</Alert>}
       {error && <Alert kind="error">{error}</Alert>}
       {page === null && !error && <p class="loading">Loading…</p>}
-      {page?.integrations.length === 0 && <p class="muted">No websites yet.{canManage ? ' Add one with New website.' : ''}</p>}
+      {page?.integrations.length === 0 && (
+        <p class="muted">
+          {tierAtLeast(tier, 'ENTERPRISE') ? 'No websites you can see (one restricted to groups you are not in stays hidden).' : 'No websites yet.'}
+          {canManage ? ' Add one with New website.' : ''}
+        </p>
+      )}
       {page && page.integrations.length > 0 && (
         <ul class="card-list" aria-label="Websites">
           {page.integrations.map((integration) => (
