@@ -33,10 +33,16 @@ function childEntry(): { file: string; execArgv: string[] } {
   return { file, execArgv: fromSource ? ['--import', 'tsx'] : [] };
 }
 
-/** The last failure line of the child's output; a bare error name (NoBinaryFoundError) gets the line before it as its reason. */
-function reasonFrom(output: string, fallback: string): string {
-  const lines = output.split('\n').map((line) => line.replace(/^\[node-llama-cpp\]\s*/, '').trim());
-  const failures = lines.filter((line) => ERROR_LINE.test(line) && !/^at /.test(line));
+/** A native backtrace frame ("/path/lib.so(symbol+0x1c)[0x7f...]"), or a source location printed before the message. */
+const FRAME_LINE = /^(\.{0,2}\/\S*)(\(|:\d+:)|\[0x[0-9a-f]+\]$/i;
+
+/**
+ * The reason shown for a failed self-test, from the child's output: its last failure line, loggers' prefixes and
+ * backtrace frames left out; a bare error name (NoBinaryFoundError) gets the line before it as its reason.
+ */
+export function failureReason(output: string, fallback: string): string {
+  const lines = output.split('\n').map((line) => line.replace(/^(\[[\w-]+\]\s*)+(llama\.cpp:\s*)?/, '').trim());
+  const failures = lines.filter((line) => ERROR_LINE.test(line) && !FRAME_LINE.test(line) && !/^at /.test(line));
   const last = failures.at(-1);
   const bare = last?.match(/^error: (\w+Error)$/);
   const reason = bare && failures.length > 1 ? `${failures.at(-2)} (${bare[1]})` : (last ?? fallback);
@@ -60,7 +66,7 @@ export function selfTestGpu(modelPath: string, gpu: SelfTestGpu, timeoutMs = 120
       clearTimeout(timer);
       if (code === 0 && report) resolve({ ok: true, ...report });
       else if (signal === 'SIGKILL' && !report) resolve({ ok: false, reason: `no answer within ${timeoutMs} ms` });
-      else resolve({ ok: false, reason: reasonFrom(output, signal ? `the test process died (${signal})` : `the test process exited with ${code}`) });
+      else resolve({ ok: false, reason: failureReason(output, signal ? `the test process died (${signal})` : `the test process exited with ${code}`) });
     });
   });
 }
