@@ -47,7 +47,7 @@ fi
 work="$(mktemp -d "${TMPDIR:-/tmp}/hearth-cuda-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 echo "build-cuda-backend: llama.cpp from $llama/gitRelease.bundle, CUDA architectures $archs, nvcc $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
-git clone --quiet "$llama/gitRelease.bundle" "$work/llama.cpp"
+git -c advice.detachedHead=false clone --quiet "$llama/gitRelease.bundle" "$work/llama.cpp"
 # ggml built on its own wants its pkg-config template, which the release leaves out.
 touch "$work/llama.cpp/ggml/ggml.pc.in"
 generator=()
