@@ -13,8 +13,8 @@
 #   GGML_CUDA_FA=ON scripts/...                # with llama.cpp's FlashAttention kernels (a build several times longer)
 #   scripts/build-cuda-backend.sh --restore    # put the prebuilt back
 #
-# Needs git, cmake (3.18+), a C++ compiler and the CUDA toolkit (nvcc; PATH or /usr/local/cuda/bin). `npm ci` puts the
-# prebuilt back: run this again after it. Then restart Hearth and check `hearth doctor` (gpu: OK).
+# Needs git, cmake (3.18+), a C++ compiler and the CUDA toolkit (nvcc and cuBLAS; PATH or /usr/local/cuda/bin). Reinstalling
+# node-llama-cpp puts the prebuilt back: run this again after it. Then restart Hearth and check `hearth doctor` (gpu: OK).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -27,7 +27,7 @@ die() { echo "build-cuda-backend: $*" >&2; exit 1; }
 
 [ -d "$bins" ] || die "node-llama-cpp has no prebuilt CUDA build for linux-$arch ($bins): build all of it from source instead (npx --no node-llama-cpp source build --gpu cuda)"
 if [ "${1:-}" = "--restore" ]; then
-  [ -f "$target.prebuilt" ] || die "no prebuilt kept at $target.prebuilt: nothing to restore (npm ci reinstalls it)"
+  [ -f "$target.prebuilt" ] || die "no prebuilt kept at $target.prebuilt: nothing to restore (reinstalling node-llama-cpp puts it back)"
   mv -f "$target.prebuilt" "$target"
   echo "build-cuda-backend: the prebuilt libggml-cuda.so is back"
   exit 0
@@ -35,7 +35,7 @@ fi
 
 export PATH="$PATH:/usr/local/cuda/bin"
 for tool in git cmake nvcc; do command -v "$tool" >/dev/null || die "$tool not found: install it (nvcc comes with the CUDA toolkit)"; done
-[ -f "$llama/gitRelease.bundle" ] || die "$llama/gitRelease.bundle is missing: reinstall node-llama-cpp (npm ci)"
+[ -f "$llama/gitRelease.bundle" ] || die "$llama/gitRelease.bundle is missing: reinstall node-llama-cpp (npm install)"
 
 archs="${CUDA_ARCHITECTURES:-}"
 if [ -z "$archs" ]; then
