@@ -9,7 +9,7 @@
 # Proven on an H200 with CUDA 13.0 (docs/appliance.md, "The GPU"): 2 to 3 minutes on 16 cores.
 #
 #   scripts/build-cuda-backend.sh              # the GPU's own architecture (nvidia-smi), FlashAttention kernels off
-#   CUDA_ARCHITECTURES="87" scripts/...        # another architecture (87: Jetson Orin), or a list: "86;90"
+#   CUDA_ARCHITECTURES="86" scripts/...        # another architecture (86: an Ampere card), or a list: "86;90"
 #   GGML_CUDA_FA=ON scripts/...                # with llama.cpp's FlashAttention kernels (a build several times longer)
 #   scripts/build-cuda-backend.sh --restore    # put the prebuilt back
 #
@@ -39,9 +39,9 @@ for tool in git cmake nvcc; do command -v "$tool" >/dev/null || die "$tool not f
 
 archs="${CUDA_ARCHITECTURES:-}"
 if [ -z "$archs" ]; then
-  command -v nvidia-smi >/dev/null || die "nvidia-smi not found: name the architecture, e.g. CUDA_ARCHITECTURES=87"
+  command -v nvidia-smi >/dev/null || die "nvidia-smi not found: name the architecture, e.g. CUDA_ARCHITECTURES=86"
   archs="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '.[:space:]')"
-  [ -n "$archs" ] || die "nvidia-smi names no GPU: name the architecture, e.g. CUDA_ARCHITECTURES=87"
+  [ -n "$archs" ] || die "nvidia-smi names no GPU: name the architecture, e.g. CUDA_ARCHITECTURES=86"
 fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/hearth-cuda-XXXXXX")"
