@@ -93,10 +93,11 @@ export class RetrievalRepository {
       and (${'$documentIds'} is null or d.id in (select value from json_each(${'$documentIds'})))`;
     // ORDER BY bm25() rather than rank: FTS5's rank sorter scores every match and ignores the rowid bound.
     // The reader's access is a condition of the ranking itself: rows they may not read are never ranked.
+    // A match reaches its document through the narrow (rowid, document_id) index, not the chunk's wide row (0016).
     this.ranked = prepared<{ rowid: number; bm25: number }, { match: string; minRowid: number; limit: number; groups: string; documentIds: string | null; meta: string | null }>(
       run,
       sql<{ rowid: number; bm25: number }>`select chunks_fts.rowid as rowid, bm25(chunks_fts) as bm25 from chunks_fts
-        cross join chunks c on c.rowid = chunks_fts.rowid
+        cross join chunks c indexed by chunks_document_by_rowid on c.rowid = chunks_fts.rowid
         cross join documents d on d.id = c.document_id
         where chunks_fts match ${'$match'} and chunks_fts.rowid >= ${'$minRowid'} and ${visible}
           and (${'$meta'} is null or chunks_fts.rowid in (${metadataRowids()}))

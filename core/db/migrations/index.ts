@@ -14,6 +14,7 @@ import * as m0012 from './0012-groups.js';
 import * as m0013 from './0013-ocr-pages.js';
 import * as m0014 from './0014-analytics-access.js';
 import * as m0015 from './0015-orphaned-rules.js';
+import * as m0016 from './0016-chunk-document-index.js';
 
 /** Numbered, forward-only. Append; never edit a migration that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '0013-ocr-pages': m0013,
   '0014-analytics-access': m0014,
   '0015-orphaned-rules': m0015,
+  '0016-chunk-document-index': m0016,
 };
