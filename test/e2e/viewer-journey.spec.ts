@@ -108,7 +108,10 @@ describe('viewer journey', () => {
     await page.locator('.turn .question', { hasText: QUESTION }).waitFor();
     expect(page.url()).toBe(conversationUrl);
     await page.reload();
-    await page.locator('.turn .question', { hasText: QUESTION }).waitFor();
+    // Once seen to time out under a loaded full run and never alone: if it does again, say what the page showed.
+    await page.locator('.turn .question', { hasText: QUESTION }).waitFor().catch(async (error: Error) => {
+      throw new Error(`${error.message}\nAfter the reload the page is ${page.url()}, showing: ${(await page.locator('body').innerText()).slice(0, 400)}`);
+    });
     expect(await page.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(true);
 
     // Search, with the same source view.
