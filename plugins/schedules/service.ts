@@ -64,7 +64,7 @@ export class SchedulesService {
   async list(readerGroups?: string[]): Promise<ScheduleRow[]> {
     const rows = await this.options.repository.list();
     if (!readerGroups) return rows;
-    const seen = await Promise.all(rows.map((row) => this.sourceVisible(row, readerGroups)));
+    const seen = await Promise.all(rows.map((row) => this.rowVisible(row, readerGroups)));
     return rows.filter((_, i) => seen[i]);
   }
 
@@ -75,13 +75,20 @@ export class SchedulesService {
   /** A schedule of a source the reader may not see is not found: its id, cron and jobs would name the source. */
   async get(id: string, readerGroups?: string[]): Promise<ScheduleRow> {
     const row = await this.options.repository.findById(id);
-    if (!row || !(await this.sourceVisible(row, readerGroups))) throw notFound('Schedule');
+    if (!row || !(await this.rowVisible(row, readerGroups))) throw notFound('Schedule');
     return row;
   }
 
-  private async sourceVisible(row: ScheduleRow, readerGroups?: string[]): Promise<boolean> {
+  /** Every schedule for the service itself (its source is deleted with it); for a reader, one of a source they may see. */
+  private async rowVisible(row: ScheduleRow, readerGroups?: string[]): Promise<boolean> {
+    if (!readerGroups) return true;
     const view = toScheduleView(row);
-    return this.sourceState(view.source_type, view.source_id, readerGroups).then(
+    return this.sourceSeen(view.source_type, view.source_id, readerGroups);
+  }
+
+  /** Whether the source exists and, with reader groups, is one the reader may see (a hidden one is not found). */
+  private async sourceSeen(type: ScheduleSourceType, id: string, readerGroups?: string[]): Promise<boolean> {
+    return this.sourceState(type, id, readerGroups).then(
       () => true,
       (error: unknown) => {
         if (error instanceof HttpError && error.statusCode === 404) return false;
@@ -97,12 +104,9 @@ export class SchedulesService {
   /** A source the reader may not see is as unknown as one that does not exist. */
   async create(input: CreateScheduleBody, readerGroups?: string[]): Promise<ScheduleRow> {
     const cron = CronExpression.parse(input.cron);
-    await this.sourceState(input.source_type, input.source_id, readerGroups).catch((error: unknown) => {
-      if (error instanceof HttpError && error.statusCode === 404) {
-        throw badRequest('unknown_source', `No ${input.source_type} with id ${input.source_id}`, 'body.source_id');
-      }
-      throw error;
-    });
+    if (!(await this.sourceSeen(input.source_type, input.source_id, readerGroups))) {
+      throw badRequest('unknown_source', `No ${input.source_type} with id ${input.source_id}`, 'body.source_id');
+    }
     const id = randomUUID();
     const now = clock.now();
     const enabled = input.enabled !== false;
