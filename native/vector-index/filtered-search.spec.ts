@@ -19,6 +19,7 @@ function vectorOf(label: number): Float32Array {
 }
 
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+const labelsOf = (hits: Array<{ label: number }>) => hits.map(({ label }) => label);
 const cosine = (a: Float32Array, b: Float32Array) => a.reduce((sum, x, i) => sum + x * b[i], 0);
 
 /** Exact filtered k nearest (float32): what the filtered search is measured against. */
@@ -103,9 +104,35 @@ describe('filtered vector search (access keys)', () => {
     expect(reopened.search(vectorOf(1), 5, Uint32Array.of(2))[0].label).toBe(1);
   });
 
+  it('filters labels beyond the dense key array of the addon (2^24 and above) as it filters the rest', async () => {
+    const index = await open();
+    const high = 2 ** 24;
+    const labels = [...range(0, 5000), ...range(high, high + 5000)];
+    for (let i = 0; i < labels.length; i += 1000) {
+      const batch = labels.slice(i, i + 1000);
+      index.add(batch, batch.map(vectorOf), batch.map((l) => (l % 2) + 1));
+    }
+    const admitted = labels.filter((l) => l % 2 === 1); // key 2, half of them above 2^24: the graph path
+    let hits = 0;
+    const queries = range(0, 20).map((q) => vectorOf(2_000_000 + q));
+    for (const query of queries) {
+      const found = index.search(query, 10, Uint32Array.of(2));
+      expect(found.every(({ label }) => label % 2 === 1)).toBe(true);
+      const truth = new Set(exactNearest(query, admitted, 10));
+      hits += found.filter(({ label }) => truth.has(label)).length;
+    }
+    expect(hits / (queries.length * 10)).toBeGreaterThanOrEqual(0.95);
+    expect(labelsOf(index.search(vectorOf(high + 7), 5, Uint32Array.of(2)))).toContain(high + 7);
+    index.setKeys([high + 7, 3], [40, 40]); // a key of its own: the exact path
+    expect(labelsOf(index.search(vectorOf(high + 7), 5, Uint32Array.of(40))).sort((a, b) => a - b)).toEqual([3, high + 7]);
+    index.remove([high + 7]);
+    expect(labelsOf(index.search(vectorOf(high + 7), 5, Uint32Array.of(40)))).toEqual([3]);
+  });
+
   it('refuses allowed keys that are not a Uint32Array', async () => {
     const index = await filled(50, 2);
     expect(() => index.search(vectorOf(1), 5, [1, 2] as unknown as Uint32Array)).toThrow(/Uint32Array/);
     expect(() => index.setKeys([1], [-1])).toThrow(/unsigned/);
+    expect(() => index.setKeys([1], [2 ** 32 - 1])).toThrow(/below 2\^32 - 1/); // the addon's mark of no key
   });
 });

@@ -4,6 +4,7 @@
 #include <napi.h>
 #include <hnswlib/hnswlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -31,19 +32,69 @@ constexpr size_t kExactFilterShare = 20;
 
 using Found = std::priority_queue<std::pair<float, hnswlib::labeltype>>;
 
+// The access key of each label. The graph walk's filter reads one per candidate it visits, so labels below
+// kDenseLabels (chunk rowids: all of them in practice) sit in an array indexed by label, one read, where a hash
+// map took a cache miss or two each; any label above falls back to a map. 4 bytes per label up to the largest.
+class LabelKeys {
+ public:
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+  uint32_t Get(hnswlib::labeltype label) const {
+    if (label < dense_.size()) return dense_[label];
+    if (label < kDenseLabels) return kNone;
+    const auto found = sparse_.find(label);
+    return found == sparse_.end() ? kNone : found->second;
+  }
+
+  // key < kNone (SetKeys checks).
+  void Set(hnswlib::labeltype label, uint32_t key) {
+    if (label >= kDenseLabels) {
+      count_ += sparse_.insert_or_assign(label, key).second;
+      return;
+    }
+    if (label >= dense_.size()) dense_.resize(std::min(kDenseLabels, std::max<size_t>(label + 1, dense_.size() + dense_.size() / 2)), kNone);
+    count_ += dense_[label] == kNone;
+    dense_[label] = key;
+  }
+
+  void Erase(hnswlib::labeltype label) {
+    if (label < dense_.size()) {
+      count_ -= dense_[label] != kNone;
+      dense_[label] = kNone;
+    } else if (label >= kDenseLabels) {
+      count_ -= sparse_.erase(label);
+    }
+  }
+
+  void Clear() {
+    dense_.clear();
+    dense_.shrink_to_fit();
+    sparse_.clear();
+    count_ = 0;
+  }
+
+  // Labels that have a key.
+  size_t size() const { return count_; }
+
+ private:
+  static constexpr size_t kDenseLabels = size_t(1) << 24;
+  std::vector<uint32_t> dense_;
+  std::unordered_map<hnswlib::labeltype, uint32_t> sparse_;
+  size_t count_ = 0;
+};
+
 // Admits a label when its access key is in the allowed set (hnswlib asks during the graph walk).
 class KeyFilter final : public hnswlib::BaseFilterFunctor {
  public:
-  KeyFilter(const std::unordered_map<hnswlib::labeltype, uint32_t>& key_of_label, const std::vector<bool>& allowed)
-      : key_of_label_(key_of_label), allowed_(allowed) {}
+  KeyFilter(const LabelKeys& keys, const std::vector<bool>& allowed) : keys_(keys), allowed_(allowed) {}
 
   bool operator()(hnswlib::labeltype label) override {
-    const auto found = key_of_label_.find(label);
-    return found != key_of_label_.end() && found->second < allowed_.size() && allowed_[found->second];
+    const uint32_t key = keys_.Get(label);
+    return key < allowed_.size() && allowed_[key];
   }
 
  private:
-  const std::unordered_map<hnswlib::labeltype, uint32_t>& key_of_label_;
+  const LabelKeys& keys_;
   const std::vector<bool>& allowed_;
 };
 
@@ -316,29 +367,29 @@ class Index : public Napi::ObjectWrap<Index> {
       const Napi::Value key = keys[i];
       const double l = label.IsNumber() ? label.As<Napi::Number>().DoubleValue() : -1;
       const double v = key.IsNumber() ? key.As<Napi::Number>().DoubleValue() : -1;
-      if (!(l >= 0) || l > 9007199254740991.0 || std::floor(l) != l || !(v >= 0) || v > 4294967295.0 || std::floor(v) != v)
-        throw Napi::RangeError::New(info.Env(), "labels must be non-negative integers and keys 32-bit unsigned integers");
+      if (!(l >= 0) || l > 9007199254740991.0 || std::floor(l) != l || !(v >= 0) || v >= 4294967295.0 || std::floor(v) != v)
+        throw Napi::RangeError::New(info.Env(), "labels must be non-negative integers and keys 32-bit unsigned integers below 2^32 - 1");
       pairs.emplace_back(static_cast<hnswlib::labeltype>(l), static_cast<uint32_t>(v));
     }
     for (const auto& [label, key] : pairs) {
       ForgetKey(label);
-      key_of_label_[label] = key;
+      key_of_label_.Set(label, key);
       labels_of_key_[key].insert(label);
     }
     return info.Env().Undefined();
   }
 
   void ClearKeys() {
-    key_of_label_.clear();
+    key_of_label_.Clear();
     labels_of_key_.clear();
   }
 
   void ForgetKey(hnswlib::labeltype label) {
-    const auto found = key_of_label_.find(label);
-    if (found == key_of_label_.end()) return;
-    const auto labels = labels_of_key_.find(found->second);
+    const uint32_t key = key_of_label_.Get(label);
+    if (key == LabelKeys::kNone) return;
+    const auto labels = labels_of_key_.find(key);
     if (labels != labels_of_key_.end() && labels->second.erase(label) && labels->second.empty()) labels_of_key_.erase(labels);
-    key_of_label_.erase(found);
+    key_of_label_.Erase(label);
   }
 
   Napi::Value SetEf(const Napi::CallbackInfo& info) {
@@ -370,7 +421,7 @@ class Index : public Napi::ObjectWrap<Index> {
   std::unique_ptr<Int8CosineSpace> space_;
   std::unique_ptr<Graph> graph_;
   std::atomic<bool> busy_{false};
-  std::unordered_map<hnswlib::labeltype, uint32_t> key_of_label_;
+  LabelKeys key_of_label_;
   std::unordered_map<uint32_t, std::unordered_set<hnswlib::labeltype>> labels_of_key_;
 };
 

@@ -16,7 +16,10 @@ declare namespace addon {
      * access key (setKeys) is among them: filtered inside the graph walk, or exactly when few are admitted.
      */
     searchKnn(vector: Float32Array, k: number, allowedKeys?: Uint32Array): { neighbors: number[]; distances: number[] };
-    /** Access keys of labels, for filtered searches; kept in memory only (set again after readIndex). markDelete drops a label's key. */
+    /**
+     * Access keys (0 to 2^32 - 2) of labels, for filtered searches; kept in memory only (set again after readIndex),
+     * 4 bytes per label up to the largest below 2^24, a map entry above. markDelete drops a label's key.
+     */
     setKeys(labels: number[], keys: number[]): void;
     setEf(ef: number): void;
     /** Every label in the graph, including those marked deleted. */
