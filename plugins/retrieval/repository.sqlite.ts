@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
+import { BoundedMap } from '../../core/bounded-map.js';
 import { prepared } from '../../core/db/prepared.js';
 import { readableBy } from '../groups/index.js';
 import { probedFrequency, quoteTerm } from './keyword-query.js';
@@ -52,6 +53,8 @@ export interface ReadableKeys {
 
 /** Reader scopes (group sets) whose readable keys are kept at once. */
 const READABLE_CACHE = 64;
+/** Query terms whose probed frequencies are kept at once: query words repeat (a few are asked about often). */
+const FREQUENCY_CACHE = 4096;
 
 /** Parameters of the access conditions, shared by the prepared queries below. */
 const scopeParams = (scope: ReadScope) => ({
@@ -71,6 +74,12 @@ export class RetrievalRepository {
   private readonly stamp;
   /** readableKeys per reader scope, valid while nothing was written (see stamp): a search does not scan every document. */
   private readonly readable = new Map<string, { stamp: string; keys: ReadableKeys }>();
+  /**
+   * termFrequencies per term and cap while the keyword index is unchanged (cleared when its stamp moves), so a
+   * plan is the same as if probed afresh. Not the database's write stamp: a chat turn writes its conversation.
+   */
+  private readonly frequencies: { stamp: Buffer; byTerm: BoundedMap<string, number> } = { stamp: Buffer.alloc(0), byTerm: new BoundedMap(FREQUENCY_CACHE) };
+  private readonly keywordStamp;
   private readonly metadataRowids;
 
   constructor(private readonly db: Db) {
@@ -117,6 +126,9 @@ export class RetrievalRepository {
       run,
       sql<{ changes: number; version: number }>`select total_changes() as changes, (select data_version from pragma_data_version) as version`.compile(db),
     );
+    // FTS5's structure record (rowid 10 of its data table: the segments that make up the index) changes with
+    // every write to the index, and only then: inserted, updated or deleted chunks, and merges.
+    this.keywordStamp = prepared<{ block: Buffer }, Record<string, never>>(run, sql<{ block: Buffer }>`select block from chunks_fts_data where id = 10`.compile(db));
     this.keys = prepared<{ key: number; readable: number }, { groups: string; documentIds: string | null }>(
       run,
       sql<{ key: number; readable: number }>`select d.access_key as key, ${visible} as readable from documents d where d.status = 'indexed'`.compile(db),
@@ -142,11 +154,24 @@ export class RetrievalRepository {
   /** Chunks containing each term, counted up to `cap` and estimated beyond it (see probedFrequency): a common term costs no more than a rare one. */
   async termFrequencies(terms: string[], cap: number): Promise<number[]> {
     if (!terms.length) return [];
-    const [rowids] = await this.span({});
+    const [stamp] = await this.keywordStamp({});
+    const cache = this.frequencies;
+    if (!stamp || !cache.stamp.equals(stamp.block)) cache.byTerm.clear(), (cache.stamp = stamp?.block ?? Buffer.alloc(0));
+    let rowids: { first: number | null; last: number | null } | undefined;
     const frequencies: number[] = [];
-    for (const term of terms) frequencies.push(probedFrequency((await this.probe({ match: quoteTerm(term), cap }))[0], cap, rowids));
+    for (const term of terms) {
+      const key = `${cap}\n${term}`;
+      let frequency = cache.byTerm.get(key);
+      if (frequency === undefined) {
+        rowids ??= (await this.span({}))[0];
+        cache.byTerm.set(key, (frequency = probedFrequency((await this.probe({ match: quoteTerm(term), cap }))[0], cap, rowids)));
+      }
+      frequencies.push(frequency);
+    }
     return frequencies;
   }
+
+
 
   /** Rowid of the (offset+1)-th newest match, or 0 when fewer rows match. */
   async newestMatchFloor(match: string, offset: number, metadata?: SearchFilters['metadata']): Promise<number> {

@@ -261,6 +261,33 @@ describe('keyword query plan', () => {
 });
 
 describe('term frequency probes', () => {
+  it('are kept while the keyword index is unchanged (other writes too) and probed afresh after chunks are added, edited or deleted', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'hearth-probe-cache-'));
+    const db = await openDatabase(path.join(dir, 'probe.db'));
+    try {
+      const cap = KEYWORD_LIMITS.probeCap;
+      const [first] = await insertDocuments(db, [{ filename: 'a.txt', chunks: [{ text: 'The zephyrine valve.' }, { text: 'A plain line.' }] }]);
+      const repository = new RetrievalRepository(db);
+      const probes = vi.spyOn(repository as unknown as { probe: (params: unknown) => Promise<unknown> }, 'probe');
+      const frequency = async () => (await repository.termFrequencies(['zephyrine'], cap))[0];
+      expect(await frequency()).toBe(1);
+      expect(await frequency()).toBe(1);
+      await sql`update documents set groups = '["ops"]'`.execute(db); // a write elsewhere: the index is the same
+      expect(await frequency()).toBe(1);
+      expect(probes).toHaveBeenCalledTimes(1);
+      const [added] = await insertDocuments(db, [{ filename: 'b.txt', chunks: [{ text: 'Another zephyrine seal.' }] }]);
+      expect(await frequency()).toBe(2);
+      await sql`update chunks set text = 'A zephyrine gasket.' where rowid = ${first.rowid + 1}`.execute(db);
+      expect(await frequency()).toBe(3);
+      await sql`delete from chunks where rowid in (${first.rowid}, ${added.rowid})`.execute(db);
+      expect(await frequency()).toBe(1);
+      expect(probes).toHaveBeenCalledTimes(4);
+    } finally {
+      await db.destroy();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('count up to the cap and estimate beyond it from where the cap-th match lies', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'hearth-probe-'));
     const db = await openDatabase(path.join(dir, 'probe.db'));
