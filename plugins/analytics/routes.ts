@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { TSchema } from 'typebox';
-import { principalOf } from '../../core/auth/guard.js';
 import { AnalyticsParams, ChunkSizeDistribution, ChunksPerDocument, EmptyMetadata, InheritanceRatio, MetadataCoverage, MetadataHitRate, RulePriorityAudit } from './schemas.js';
 import type { AnalyticsService } from './service.js';
 
@@ -25,7 +24,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: access,
       schema: { summary, description: SOURCE, tags: ['analytics'], params: AnalyticsParams, response: { 200: response } },
     }, async (request) => {
-      const groups = await app.groups.readerGroups(principalOf(request).id);
+      const groups = await app.groups.callerGroups(request);
       return (app.analytics[method] as (sourceId: string, readerGroups: string[]) => Promise<unknown>).call(app.analytics, request.params.source_id, groups);
     });
   }

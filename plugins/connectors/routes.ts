@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { principalOf } from '../../core/auth/guard.js';
 import { JobView } from '../jobs/index.js';
 import { ConnectorIdParams, ConnectorList, ConnectorView, CreateConnectorBody, SyncAllResult, UpdateConnectorBody } from './schemas.js';
 import { toConnectorView } from './service.js';
@@ -20,7 +19,7 @@ export const connectorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: { summary: 'List local-directory connectors', tags, response: { 200: ConnectorList } },
   }, async (request) => {
     // Only the connectors allowed to the reader's groups, with counts of the documents they may read.
-    const connectors = await app.connectors.list(await app.groups.readerGroups(principalOf(request).id));
+    const connectors = await app.connectors.list(await app.groups.callerGroups(request));
     return { connectors: connectors.map(toConnectorView), total: connectors.length };
   });
 
@@ -48,7 +47,7 @@ export const connectorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 202: SyncAllResult },
     },
   }, async (request, reply) => {
-    const jobs = await app.connectors.syncAll(await app.groups.readerGroups(principalOf(request).id));
+    const jobs = await app.connectors.syncAll(await app.groups.callerGroups(request));
     request.log.info({ event: 'sync.all', jobs: jobs.length, by: app.logPrivacy.caller(request) }, 'sync of all connectors started');
     await app.audit.record(request, { event: 'sync.all', target: 'connectors', details: { jobs: jobs.map((job) => job.id) } });
     return reply.code(202).send({ jobs });
@@ -57,7 +56,7 @@ export const connectorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/api/connectors/:id', {
     config: viewer,
     schema: { summary: 'Get a connector', tags, params: ConnectorIdParams, response: { 200: ConnectorView } },
-  }, async (request) => toConnectorView(await app.connectors.get(request.params.id, await app.groups.readerGroups(principalOf(request).id))));
+  }, async (request) => toConnectorView(await app.connectors.get(request.params.id, await app.groups.callerGroups(request))));
 
   app.put('/api/connectors/:id', {
     config: admin,
@@ -70,7 +69,7 @@ export const connectorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: ConnectorView },
     },
   }, async (request) => {
-    const connector = await app.connectors.update(request.params.id, request.body, await app.groups.readerGroups(principalOf(request).id));
+    const connector = await app.connectors.update(request.params.id, request.body, await app.groups.callerGroups(request));
     request.log.info({ event: 'connector.update', connector: connector.id, by: app.logPrivacy.caller(request) }, 'connector updated');
     return toConnectorView(connector);
   });
@@ -85,7 +84,7 @@ export const connectorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 204: Type.Null() },
     },
   }, async (request, reply) => {
-    const { documentsRemoved } = await app.connectors.delete(request.params.id, await app.groups.readerGroups(principalOf(request).id));
+    const { documentsRemoved } = await app.connectors.delete(request.params.id, await app.groups.callerGroups(request));
     request.log.info({ event: 'connector.delete', connector: request.params.id, documents: documentsRemoved, by: app.logPrivacy.caller(request) }, 'connector deleted');
     return reply.code(204).send(null);
   });
@@ -103,7 +102,7 @@ export const connectorsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 202: JobView },
     },
   }, async (request, reply) => {
-    const job = await app.connectors.scan(request.params.id, await app.groups.readerGroups(principalOf(request).id));
+    const job = await app.connectors.scan(request.params.id, await app.groups.callerGroups(request));
     request.log.info({ event: 'connector.scan', connector: request.params.id, job: job.id, by: app.logPrivacy.caller(request) }, 'connector scan started');
     return reply.code(202).send(job);
   });

@@ -42,7 +42,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { access: { role: 'viewer' } },
     schema: { summary: 'List documents', tags: ['documents'], querystring: ListDocumentsQuery, response: { 200: DocumentList } },
   }, async (request) => {
-    const groups = await app.groups.readerGroups(principalOf(request).id);
+    const groups = await app.groups.callerGroups(request);
     const { documents, total } = await app.documents.list(request.query, groups);
     return { documents: documents.map((row) => toDocumentView(row, app.entitlement)), total };
   });
@@ -58,7 +58,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params: DocumentIdParams,
     },
   }, async (request, reply) => {
-    const groups = await app.groups.readerGroups(principalOf(request).id);
+    const groups = await app.groups.callerGroups(request);
     const { document, stream, size } = await app.documents.openFile(request.params.id, groups);
     return reply
       .type(document.mime_type)
@@ -72,7 +72,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { access: { role: 'editor' } },
     schema: { summary: 'Delete several documents', tags: ['documents'], body: BulkDeleteBody, response: { 200: BulkDeleteResult } },
   }, async (request) => {
-    const groups = await app.groups.readerGroups(principalOf(request).id);
+    const groups = await app.groups.callerGroups(request);
     const deleted = await app.documents.remove(await app.documents.readableIds(request.body.ids, groups));
     const found = new Set(deleted.map((document) => document.id));
     return { deleted: [...found], not_found: request.body.ids.filter((id) => !found.has(id)) };
@@ -82,7 +82,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { access: { role: 'editor' } },
     schema: { summary: 'Delete a document, its chunks, vectors and stored file', tags: ['documents'], params: DocumentIdParams },
   }, async (request, reply) => {
-    const groups = await app.groups.readerGroups(principalOf(request).id);
+    const groups = await app.groups.callerGroups(request);
     const deleted = await app.documents.remove(await app.documents.readableIds([request.params.id], groups));
     if (deleted.length === 0) throw notFound('Document');
     return reply.code(204).send();

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { principalOf } from '../../core/auth/guard.js';
 import { AccessBody, AccessView, GroupBody, GroupIdParams, GroupList, GroupView, MemberList, MemberParams, SourceParams } from './schemas.js';
 import type { AccessSource } from './repository.js';
 
@@ -87,7 +86,7 @@ export const groupsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags, params: SourceParams, body: AccessBody, response: { 200: AccessView },
     },
   }, async (request) => {
-    const reader = await app.groups.readerGroups(principalOf(request).id);
+    const reader = await app.groups.callerGroups(request);
     const groups = await app.groups.setDocumentGroups(request.params.id, request.body.groups, reader);
     request.log.info({ event: 'access.document', document: request.params.id, groups: groups.length }, 'document access changed');
     await app.audit.record(request, { event: 'access.document', target: request.params.id, details: { groups } });
@@ -99,7 +98,7 @@ export const groupsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: editor,
       schema: { summary: `The allowed groups of one of the ${source}' documents`, tags, params: SourceParams, response: { 200: AccessView } },
     }, async (request) => {
-      const reader = await app.groups.readerGroups(principalOf(request).id);
+      const reader = await app.groups.callerGroups(request);
       return { id: request.params.id, groups: await app.groups.sourceGroups(source, request.params.id, reader) };
     });
 
@@ -111,7 +110,7 @@ export const groupsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags, params: SourceParams, body: AccessBody, response: { 200: AccessView },
       },
     }, async (request) => {
-      const reader = await app.groups.readerGroups(principalOf(request).id);
+      const reader = await app.groups.callerGroups(request);
       const groups = await app.groups.setSourceGroups(source, request.params.id, request.body.groups, reader);
       request.log.info({ event: `access.${source}`, source: request.params.id, groups: groups.length }, 'source access changed');
       await app.audit.record(request, { event: `access.${source}`, target: request.params.id, details: { groups } });

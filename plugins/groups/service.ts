@@ -1,3 +1,5 @@
+import type { FastifyRequest } from 'fastify';
+import { principalOf } from '../../core/auth/guard.js';
 import { clock } from '../../core/clock.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
 import { type Entitlement, tierAtLeast } from '../../core/tiers.js';
@@ -42,6 +44,11 @@ export class GroupsService {
   async readerGroups(userId: string): Promise<string[]> {
     const groups = await this.repository.memberOf(userId);
     return groups ? [...new Set([EVERYONE, ...groups])] : [];
+  }
+
+  /** readerGroups of the signed-in caller of a protected route. */
+  callerGroups(request: FastifyRequest): Promise<string[]> {
+    return this.readerGroups(principalOf(request).id);
   }
 
   /**

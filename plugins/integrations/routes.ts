@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { principalOf } from '../../core/auth/guard.js';
 import { JobView } from '../jobs/index.js';
 import { CreateIntegrationBody, IntegrationIdParams, IntegrationList, IntegrationView, ListIntegrationsQuery, UpdateIntegrationBody } from './schemas.js';
 
@@ -14,7 +13,7 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/api/integrations', {
     config: viewer,
     schema: { summary: 'List integrations', tags, querystring: ListIntegrationsQuery, response: { 200: IntegrationList } },
-  }, async (request) => app.integrations.list(request.query.limit, request.query.offset, await app.groups.readerGroups(principalOf(request).id)));
+  }, async (request) => app.integrations.list(request.query.limit, request.query.offset, await app.groups.callerGroups(request)));
 
   app.post('/api/integrations', {
     config: admin,
@@ -38,7 +37,7 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/api/integrations/:id', {
     config: viewer,
     schema: { summary: 'Get an integration', tags, params: IntegrationIdParams, response: { 200: IntegrationView } },
-  }, async (request) => app.integrations.view(request.params.id, await app.groups.readerGroups(principalOf(request).id)));
+  }, async (request) => app.integrations.view(request.params.id, await app.groups.callerGroups(request)));
 
   app.put('/api/integrations/:id', {
     config: admin,
@@ -51,7 +50,7 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: IntegrationView },
     },
   }, async (request) => {
-    const integration = await app.integrations.update(request.params.id, request.body, await app.groups.readerGroups(principalOf(request).id));
+    const integration = await app.integrations.update(request.params.id, request.body, await app.groups.callerGroups(request));
     request.log.info({ event: 'integration.update', integration: integration.id, by: app.logPrivacy.caller(request) }, 'integration updated');
     return integration;
   });
@@ -60,7 +59,7 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: admin,
     schema: { summary: 'Delete an integration and remove its documents from the index', tags, params: IntegrationIdParams, response: { 204: Type.Null() } },
   }, async (request, reply) => {
-    await app.integrations.delete(request.params.id, await app.groups.readerGroups(principalOf(request).id));
+    await app.integrations.delete(request.params.id, await app.groups.callerGroups(request));
     request.log.info({ event: 'integration.delete', integration: request.params.id, by: app.logPrivacy.caller(request) }, 'integration deleted');
     return reply.code(204).send(null);
   });
@@ -78,7 +77,7 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 202: JobView },
     },
   }, async (request, reply) => {
-    const job = await app.integrations.sync(request.params.id, await app.groups.readerGroups(principalOf(request).id));
+    const job = await app.integrations.sync(request.params.id, await app.groups.callerGroups(request));
     request.log.info({ event: 'integration.sync', integration: request.params.id, job: job.id, by: app.logPrivacy.caller(request) }, 'integration sync started');
     return reply.code(202).send(job);
   });

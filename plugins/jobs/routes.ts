@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { principalOf } from '../../core/auth/guard.js';
 import { conflict, notFound } from '../../core/errors.js';
 import { TERMINAL_STATES } from '../../core/jobs/job.js';
 import { JobIdParams, JobList, JobView, ListJobsQuery } from './schemas.js';
@@ -13,7 +12,7 @@ export const jobsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['jobs'], querystring: ListJobsQuery, response: { 200: JobList },
     },
   }, async (request) => {
-    const groups = await app.groups.readerGroups(principalOf(request).id);
+    const groups = await app.groups.callerGroups(request);
     const { jobs, total } = await app.jobs.store.list(request.query);
     const visible = (await Promise.all(jobs.map((job) => app.groups.visibleJob(job, groups)))).filter((job) => job !== undefined);
     return { jobs: visible, total: total - (jobs.length - visible.length) };
@@ -24,7 +23,7 @@ export const jobsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: { summary: 'Get a job', tags: ['jobs'], params: JobIdParams, response: { 200: JobView } },
   }, async (request) => {
     const stored = await app.jobs.store.get(request.params.id);
-    const job = stored && (await app.groups.visibleJob(stored, await app.groups.readerGroups(principalOf(request).id)));
+    const job = stored && (await app.groups.visibleJob(stored, await app.groups.callerGroups(request)));
     if (!job) throw notFound('Job');
     return job;
   });
@@ -40,7 +39,7 @@ export const jobsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request, reply) => {
     const stored = await app.jobs.store.get(request.params.id);
-    const job = stored && (await app.groups.visibleJob(stored, await app.groups.readerGroups(principalOf(request).id)));
+    const job = stored && (await app.groups.visibleJob(stored, await app.groups.callerGroups(request)));
     if (!job) throw notFound('Job');
     if (TERMINAL_STATES.includes(job.state) || !(await app.jobs.cancel(job.id))) {
       throw conflict('job_finished', `The job already ${job.state === 'cancelled' ? 'was cancelled' : 'finished'}`);

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { principalOf } from '../../core/auth/guard.js';
 import { JobView } from '../jobs/index.js';
 import { CreateRuleBody, RuleList, RuleParams, RuleView, SourceParams, TestRuleBody, TestRuleResult, UpdateRuleBody } from './schemas.js';
 
@@ -18,7 +17,7 @@ export const metadataRulesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // A connector or integration outside the caller's groups is a 404 on every route here, as on its own routes.
   app.addHook('preHandler', async (request) => {
     const { source_id: sourceId } = request.params as { source_id?: string };
-    if (sourceId !== undefined) await rules.source(sourceId, await app.groups.readerGroups(principalOf(request).id));
+    if (sourceId !== undefined) await rules.source(sourceId, await app.groups.callerGroups(request));
   });
 
   app.get('/api/metadata/:source_id/rules', {

@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { principalOf } from '../../core/auth/guard.js';
 import { SearchBody, SearchResponseSchema } from './schemas.js';
 
 export const retrievalRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -14,7 +13,7 @@ export const retrievalRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request) => {
     const started = performance.now();
-    const groups = await app.groups.readerGroups(principalOf(request).id);
+    const groups = await app.groups.callerGroups(request);
     const response = await app.retrieval.search({ ...request.body, groups });
     request.log.debug(
       { event: 'search', query: app.logPrivacy.query(request.body.query), mode: response.retrieval_settings.mode_used, results: response.results.length, ms: performance.now() - started },

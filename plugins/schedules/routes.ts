@@ -1,8 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { clock } from '../../core/clock.js';
-import { principalOf } from '../../core/auth/guard.js';
 import { HttpError } from '../../core/errors.js';
 import { CreateScheduleBody, PreviewQuery, PreviewView, ScheduleIdParams, ScheduleList, ScheduleView, UpdateScheduleBody } from './schemas.js';
 import { toScheduleView } from './service.js';
@@ -13,7 +11,6 @@ const CRON_RULES = 'A cron that is not 5 fields, is out of range or never fires 
 
 export const schedulesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   /** Schedules follow their sources: a caller sees those of the connectors and integrations their groups may read. */
-  const readerGroups = async (request: FastifyRequest) => app.groups.readerGroups(principalOf(request).id);
   // Below PRO the schedules are kept but do not fire: the 403 says so, with how many are waiting.
   app.setErrorHandler(async (error: Error, request, reply) => {
     if (error instanceof HttpError && error.code === 'tier_required') {
@@ -29,7 +26,7 @@ export const schedulesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: admin,
     schema: { summary: 'List schedules', description: 'Only the schedules of sources the caller may see: one of a connector or integration restricted to groups the caller is not in (ENTERPRISE) is left out here and 404 by id.', tags, response: { 200: ScheduleList } },
   }, async (request) => {
-    const rows = await app.schedules.list(await readerGroups(request));
+    const rows = await app.schedules.list(await app.groups.callerGroups(request));
     return { schedules: rows.map(toScheduleView), total: rows.length };
   });
 
@@ -57,7 +54,7 @@ export const schedulesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 201: ScheduleView },
     },
   }, async (request, reply) => {
-    const row = await app.schedules.create(request.body, await readerGroups(request));
+    const row = await app.schedules.create(request.body, await app.groups.callerGroups(request));
     request.log.info({ event: 'schedule.create', schedule: row.id, by: app.logPrivacy.caller(request) }, 'schedule created');
     return reply.code(201).send(toScheduleView(row));
   });
@@ -65,7 +62,7 @@ export const schedulesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/api/schedules/:id', {
     config: admin,
     schema: { summary: 'Get a schedule', tags, params: ScheduleIdParams, response: { 200: ScheduleView } },
-  }, async (request) => toScheduleView(await app.schedules.get(request.params.id, await readerGroups(request))));
+  }, async (request) => toScheduleView(await app.schedules.get(request.params.id, await app.groups.callerGroups(request))));
 
   app.put('/api/schedules/:id', {
     config: admin,
@@ -78,7 +75,7 @@ export const schedulesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: ScheduleView },
     },
   }, async (request) => {
-    const row = await app.schedules.update(request.params.id, request.body, await readerGroups(request));
+    const row = await app.schedules.update(request.params.id, request.body, await app.groups.callerGroups(request));
     request.log.info({ event: 'schedule.update', schedule: row.id, by: app.logPrivacy.caller(request) }, 'schedule updated');
     return toScheduleView(row);
   });
@@ -87,7 +84,7 @@ export const schedulesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: admin,
     schema: { summary: 'Delete a schedule', tags, params: ScheduleIdParams, response: { 204: Type.Null() } },
   }, async (request, reply) => {
-    await app.schedules.delete(request.params.id, await readerGroups(request));
+    await app.schedules.delete(request.params.id, await app.groups.callerGroups(request));
     request.log.info({ event: 'schedule.delete', schedule: request.params.id, by: app.logPrivacy.caller(request) }, 'schedule deleted');
     return reply.code(204).send(null);
   });

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { principalOf } from '../../core/auth/guard.js';
 import { conflict } from '../../core/errors.js';
 import { JobView } from '../jobs/index.js';
 
@@ -25,7 +24,7 @@ export const indexRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['index'],
       response: { 200: IndexStatsView },
     },
-  }, async (request) => app.indexAdmin.stats(await app.groups.readerGroups(principalOf(request).id)));
+  }, async (request) => app.indexAdmin.stats(await app.groups.callerGroups(request)));
 
   app.post('/api/index/rebuild', {
     config: { access: { role: 'editor' } },
