@@ -6,7 +6,8 @@
 # Why: the prebuilt backend can load, see the GPU, then fail at the first decode when the driver is older than the
 # toolkit it was built with (seen on an H200, driver 580 / CUDA 13.0: "the provided PTX was compiled with an
 # unsupported toolchain"). Hearth then runs the chat model on the CPU and `hearth doctor` says so (check "gpu").
-# Proven on an H200 with CUDA 13.0 (docs/appliance.md, "The GPU"): 2 to 3 minutes on 16 cores.
+# Proven on an H200 with CUDA 13.0 (docs/appliance.md, "The GPU"): 2 to 3 minutes on 16 cores (the script ran there end
+# to end: 149 s).
 #
 #   scripts/build-cuda-backend.sh              # the GPU's own architecture (nvidia-smi), FlashAttention kernels off
 #   CUDA_ARCHITECTURES="86" scripts/...        # another architecture (86: an Ampere card), or a list: "86;90"
