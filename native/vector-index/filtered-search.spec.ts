@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openVectorIndex } from './index.js';
+import { openVectorIndex, type VectorIndex } from './index.js';
 
 const DIM = 24;
 
@@ -29,6 +29,19 @@ function exactNearest(query: Float32Array, labels: number[], k: number): number[
     .sort((a, b) => b.score - a.score)
     .slice(0, k)
     .map(({ label }) => label);
+}
+
+/** Recall@10 of the search filtered to one key against exact filtered search; every result must be admitted. */
+function filteredRecall(index: VectorIndex, queries: Float32Array[], key: number, admitted: number[]): number {
+  const allowed = new Set(admitted);
+  let hits = 0;
+  for (const query of queries) {
+    const found = index.search(query, 10, Uint32Array.of(key));
+    expect(found.every(({ label }) => allowed.has(label))).toBe(true);
+    const truth = new Set(exactNearest(query, admitted, 10));
+    hits += found.filter(({ label }) => truth.has(label)).length;
+  }
+  return hits / (queries.length * 10);
 }
 
 describe('filtered vector search (access keys)', () => {
@@ -64,15 +77,7 @@ describe('filtered vector search (access keys)', () => {
   it('keeps recall@10 at or above 0.95 against exact filtered search when half the index is admitted (graph path)', async () => {
     const index = await filled(12_000, 2);
     const admitted = range(0, 12_000).filter((l) => l % 2 === 1); // key 2
-    let hits = 0;
-    const queries = range(0, 40).map((q) => vectorOf(1_000_000 + q));
-    for (const query of queries) {
-      const found = index.search(query, 10, Uint32Array.of(2));
-      expect(found.every(({ label }) => label % 2 === 1)).toBe(true);
-      const truth = new Set(exactNearest(query, admitted, 10));
-      hits += found.filter(({ label }) => truth.has(label)).length;
-    }
-    expect(hits / (queries.length * 10)).toBeGreaterThanOrEqual(0.95);
+    expect(filteredRecall(index, range(0, 40).map((q) => vectorOf(1_000_000 + q)), 2, admitted)).toBeGreaterThanOrEqual(0.95);
   });
 
   it('admits nothing for no keys, unknown keys, or labels that were never given a key', async () => {
@@ -113,15 +118,7 @@ describe('filtered vector search (access keys)', () => {
       index.add(batch, batch.map(vectorOf), batch.map((l) => (l % 2) + 1));
     }
     const admitted = labels.filter((l) => l % 2 === 1); // key 2, half of them above 2^24: the graph path
-    let hits = 0;
-    const queries = range(0, 20).map((q) => vectorOf(2_000_000 + q));
-    for (const query of queries) {
-      const found = index.search(query, 10, Uint32Array.of(2));
-      expect(found.every(({ label }) => label % 2 === 1)).toBe(true);
-      const truth = new Set(exactNearest(query, admitted, 10));
-      hits += found.filter(({ label }) => truth.has(label)).length;
-    }
-    expect(hits / (queries.length * 10)).toBeGreaterThanOrEqual(0.95);
+    expect(filteredRecall(index, range(0, 20).map((q) => vectorOf(2_000_000 + q)), 2, admitted)).toBeGreaterThanOrEqual(0.95);
     expect(labelsOf(index.search(vectorOf(high + 7), 5, Uint32Array.of(2)))).toContain(high + 7);
     index.setKeys([high + 7, 3], [40, 40]); // a key of its own: the exact path
     expect(labelsOf(index.search(vectorOf(high + 7), 5, Uint32Array.of(40))).sort((a, b) => a - b)).toEqual([3, high + 7]);
