@@ -171,8 +171,6 @@ export class RetrievalRepository {
     return frequencies;
   }
 
-
-
   /** Rowid of the (offset+1)-th newest match, or 0 when fewer rows match. */
   async newestMatchFloor(match: string, offset: number, metadata?: SearchFilters['metadata']): Promise<number> {
     return (await this.floor({ match, offset, meta: metadataParam(metadata) }))[0]?.rowid ?? 0;
