@@ -10,7 +10,6 @@ const tags = ['schedules'];
 const CRON_RULES = 'A cron that is not 5 fields, is out of range or never fires is a 400 invalid_cron naming the field (body.cron), and nothing changes.';
 
 export const schedulesRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  /** Schedules follow their sources: a caller sees those of the connectors and integrations their groups may read. */
   // Below PRO the schedules are kept but do not fire: the 403 says so, with how many are waiting.
   app.setErrorHandler(async (error: Error, request, reply) => {
     if (error instanceof HttpError && error.code === 'tier_required') {
@@ -22,6 +21,8 @@ export const schedulesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     throw error;
   });
 
+  // Schedules follow their sources: every route passes the caller's groups, so a caller sees only the schedules of
+  // the connectors and integrations those groups may read.
   app.get('/api/schedules', {
     config: admin,
     schema: { summary: 'List schedules', description: 'Only the schedules of sources the caller may see: one of a connector or integration restricted to groups the caller is not in (ENTERPRISE) is left out here and 404 by id.', tags, response: { 200: ScheduleList } },
