@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useLayoutEffect, useState } from 'preact/hooks';
 import { ApiError, messageOf } from '../api/errors';
 import { Alert } from '../components/Alert';
 import { TextField } from '../components/Field';
@@ -16,7 +16,9 @@ export default function ResetPasswordPage() {
   const [done, setDone] = useState(false);
   const [busy, setBusy] = useState(false);
 
-  useEffect(() => {
+  // A layout effect runs in the same task as the first render, before the page is painted or any other script
+  // reads it: the token is never on screen in the address bar (useEffect waited for the next frame).
+  useLayoutEffect(() => {
     if (window.location.search) history.replaceState(null, '', '/reset-password');
   }, []);
 
