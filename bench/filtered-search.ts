@@ -1,8 +1,8 @@
 /**
- * Filtered search (issue 18): hybrid POST /api/search latency when the caller's groups admit 1% and 50%
+ * Filtered search (issue 18): hybrid POST /api/search latency when the caller's groups admit 1%, 10% and 50%
  * of the chunks (and all of them, the unfiltered path), and the filtered vector search's recall@10
  * against exact filtered search over the same vectors. Documents of 50 chunks; document d belongs to
- * `p1` when d % 100 == 0 and to `half` when d is even, else to `other`.
+ * `p1` when d % 100 == 0, to `p10` when d % 10 == 0, and to `half` when d is even, else to `other`.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -22,8 +22,8 @@ export interface FilteredSearchResult {
   rows: Array<{ filter: string; admitted: number; p50: number; p95: number; recall10: number | null }>;
 }
 
-const FILTERS = { '1%': ['p1'], '50%': ['half'], 'none (all groups)': ['p1', 'half', 'other'] } as const;
-const groupsOf = (d: number) => [...(d % 100 === 0 ? ['p1'] : []), d % 2 === 0 ? 'half' : 'other'];
+const FILTERS = { '1%': ['p1'], '10%': ['p10'], '50%': ['half'], 'none (all groups)': ['p1', 'p10', 'half', 'other'] } as const;
+const groupsOf = (d: number) => [...(d % 100 === 0 ? ['p1'] : []), ...(d % 10 === 0 ? ['p10'] : []), d % 2 === 0 ? 'half' : 'other'];
 
 export async function benchFilteredSearch(chunks: number, queryCount: number, embedder: Embedder): Promise<FilteredSearchResult> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-bench-filtered-'));

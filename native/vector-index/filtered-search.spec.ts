@@ -22,6 +22,9 @@ const range = (from: number, to: number) => Array.from({ length: to - from }, (_
 const labelsOf = (hits: Array<{ label: number }>) => hits.map(({ label }) => label);
 const cosine = (a: Float32Array, b: Float32Array) => a.reduce((sum, x, i) => sum + x * b[i], 0);
 
+/** The most admitted vectors the addon compares exactly, for an index of `size` keyed vectors (hnsw-int8.cc). */
+const exactPathBound = (size: number) => Math.max(4096, Math.floor(Math.sqrt(4096 * size)));
+
 /** Exact filtered k nearest (float32): what the filtered search is measured against. */
 function exactNearest(query: Float32Array, labels: number[], k: number): number[] {
   return labels
@@ -75,8 +78,9 @@ describe('filtered vector search (access keys)', () => {
   });
 
   it('keeps recall@10 at or above 0.95 against exact filtered search when half the index is admitted (graph path)', async () => {
-    const index = await filled(12_000, 2);
-    const admitted = range(0, 12_000).filter((l) => l % 2 === 1); // key 2
+    const index = await filled(20_000, 2);
+    const admitted = range(0, 20_000).filter((l) => l % 2 === 1); // key 2
+    expect(admitted.length).toBeGreaterThan(exactPathBound(20_000)); // so the addon walks the graph
     expect(filteredRecall(index, range(0, 40).map((q) => vectorOf(1_000_000 + q)), 2, admitted)).toBeGreaterThanOrEqual(0.95);
   });
 
@@ -112,12 +116,13 @@ describe('filtered vector search (access keys)', () => {
   it('filters labels beyond the dense key array of the addon (2^24 and above) as it filters the rest', async () => {
     const index = await open();
     const high = 2 ** 24;
-    const labels = [...range(0, 5000), ...range(high, high + 5000)];
+    const labels = [...range(0, 10_000), ...range(high, high + 10_000)];
     for (let i = 0; i < labels.length; i += 1000) {
       const batch = labels.slice(i, i + 1000);
       index.add(batch, batch.map(vectorOf), batch.map((l) => (l % 2) + 1));
     }
     const admitted = labels.filter((l) => l % 2 === 1); // key 2, half of them above 2^24: the graph path
+    expect(admitted.length).toBeGreaterThan(exactPathBound(labels.length));
     expect(filteredRecall(index, range(0, 20).map((q) => vectorOf(2_000_000 + q)), 2, admitted)).toBeGreaterThanOrEqual(0.95);
     expect(labelsOf(index.search(vectorOf(high + 7), 5, Uint32Array.of(2)))).toContain(high + 7);
     index.setKeys([high + 7, 3], [40, 40]); // a key of its own: the exact path
