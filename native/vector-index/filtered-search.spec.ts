@@ -3,20 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openVectorIndex, type VectorIndex } from './index.js';
+import { unitVector } from '../../test/fixtures/unit-vectors.js';
 
 const DIM = 24;
 
-/** Deterministic unit-length vectors: the same label always gives the same vector. */
-function vectorOf(label: number): Float32Array {
-  let state = label * 2654435761 + 1;
-  const v = new Float32Array(DIM);
-  for (let i = 0; i < DIM; i++) {
-    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-    v[i] = state / 2 ** 32 - 0.5;
-  }
-  const norm = Math.hypot(...v);
-  return v.map((x) => x / norm);
-}
+const vectorOf = (label: number) => unitVector(label, DIM);
 
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 const labelsOf = (hits: Array<{ label: number }>) => hits.map(({ label }) => label);

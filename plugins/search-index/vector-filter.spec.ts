@@ -4,21 +4,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HNSW_PARAMETERS, openVectorIndex, type VectorIndex } from '../../native/vector-index/index.js';
 import { searchVectors } from './vector-filter.js';
+import { unitVector } from '../../test/fixtures/unit-vectors.js';
 
 const DIM = 24;
 const SIZE = 20_000;
 const DOCUMENTS = 400; // 50 labels each: the key of label l is floor(l / 50) + 1
 
-function vectorOf(label: number): Float32Array {
-  let state = label * 2654435761 + 7;
-  const v = new Float32Array(DIM);
-  for (let i = 0; i < DIM; i++) {
-    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-    v[i] = state / 2 ** 32 - 0.5;
-  }
-  const norm = Math.hypot(...v);
-  return v.map((x) => x / norm);
-}
+const vectorOf = (label: number) => unitVector(label, DIM);
 
 const keyOf = (label: number) => Math.floor(label / 50) + 1;
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
