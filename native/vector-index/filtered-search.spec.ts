@@ -14,7 +14,7 @@ const labelsOf = (hits: Array<{ label: number }>) => hits.map(({ label }) => lab
 const cosine = (a: Float32Array, b: Float32Array) => a.reduce((sum, x, i) => sum + x * b[i], 0);
 
 /** The most admitted vectors the addon compares exactly, for an index of `size` keyed vectors (hnsw-int8.cc). */
-const exactPathBound = (size: number) => Math.max(4096, Math.floor(Math.sqrt(4096 * size)));
+const exactPathBound = (size: number) => Math.max(4096, Math.floor(Math.sqrt(2048 * size)));
 
 /** Exact filtered k nearest (float32): what the filtered search is measured against. */
 function exactNearest(query: Float32Array, labels: number[], k: number): number[] {

@@ -27,7 +27,7 @@ const MAX_KEYED_WIDEN = 2;
 /**
  * A search within `keys`, which admit about `keyShare` of the index. hnswlib's filtered walk goes on until it
  * holds ef admitted candidates, so a narrow filter needs no wider ef: it already walks about ef / share nodes
- * (and below about a fifth of 100k vectors admitted the addon compares exactly, which is cheaper). A wide one
+ * (and below about a seventh of 100k vectors admitted the addon compares exactly, which is cheaper). A wide one
  * (half the index) ends its walk as early as an unfiltered search, whose recall@10 at efSearch is lower than
  * the 0.95 filtered searches keep: there the walk asks for max(k, efSearch) / keyShare neighbours, at most
  * twice as many (the walk's ef is at least the neighbours asked for), and keeps the best k. With up to 20x, as

@@ -26,10 +26,12 @@ constexpr const char* kBusy = "index is being saved or loaded";
 
 // A filtered search compares every admitted vector instead of walking the graph (exact) when that is the
 // cheaper: the walk passes about ef / share nodes to gather its ef admitted ones, each comparing a node's
-// neighbours, while exact compares the admitted vectors once. They cost alike near admitted² = 4096 × indexed
-// (measured at 100k vectors of 256 dimensions: 20% admitted, 2.4-3.3 ms either way), so exact below max(4096, √(4096 × indexed)):
-// a fifth of 100k vectors, 6% of a million. A few percent admitted would otherwise walk most of the graph.
+// neighbours, while exact compares the admitted vectors once. They cost alike near admitted² = 2048 × indexed
+// (measured at 100k vectors of 256 dimensions, the two alternating query by query: 15% admitted, 3.6 ms exact
+// and 3.8 ms walking; 20%, 4.5 and 3.0), so exact below max(4096, √(2048 × indexed)): 14% of 100k vectors,
+// 4.5% of a million. A few percent admitted would otherwise walk most of the graph.
 constexpr size_t kExactFilterVectors = 4096;
+constexpr double kExactFilterCrossover = 2048;
 
 using Found = std::priority_queue<std::pair<float, hnswlib::labeltype>>;
 
@@ -314,7 +316,7 @@ class Index : public Napi::ObjectWrap<Index> {
     }
     if (admitted == 0 || k == 0) return Found();
     const size_t keyed = key_of_label_.size();
-    const size_t exact_below = static_cast<size_t>(std::sqrt(static_cast<double>(kExactFilterVectors) * static_cast<double>(keyed)));
+    const size_t exact_below = static_cast<size_t>(std::sqrt(kExactFilterCrossover * static_cast<double>(keyed)));
     if (admitted <= std::max(kExactFilterVectors, exact_below)) return Exact(graph, query, k, distinct);
     KeyFilter filter(key_of_label_, allowed);
     return Guard(info.Env(), [&] { return graph.searchKnn(query.data(), k, &filter); });
