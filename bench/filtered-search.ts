@@ -15,6 +15,7 @@ import { loadEmbedder, type Embedder } from '../native/embeddings/index.js';
 import { openVectorIndex } from '../native/vector-index/index.js';
 import { searchVectors } from '../plugins/search-index/index.js';
 import { insertDocuments } from '../test/fixtures/search-data.js';
+import { stats } from './harness.js';
 import { lowRankVectors, queriesFrom, rng, searchModel, syntheticDocuments } from './search.js';
 
 export interface FilteredSearchResult {
@@ -65,10 +66,9 @@ export async function benchFilteredSearch(chunks: number, queryCount: number, em
     for (const { filter, groups, wall } of filters) {
       const admittedKeys = new Set(seeded.filter((c) => groupsOf(documentIndex.get(c.documentId)!).some((g) => groups.includes(g))).map((c) => c.key));
       const admitted = seeded.filter((c) => admittedKeys.has(c.key));
-      wall.sort((a, b) => a - b);
-      const at = (q: number) => wall[Math.min(wall.length - 1, Math.floor(q * wall.length))];
       const recall10 = admitted.length === seeded.length ? null : recallAt10(vectors, queryVectors, Uint32Array.from(admittedKeys), admitted.map((c) => ({ rowid: c.rowid, vector: synthetic[position.get(c.rowid)!] })), admitted.length / seeded.length);
-      rows.push({ filter, admitted: admitted.length, p50: at(0.5), p95: at(0.95), recall10 });
+      const { p50, p95 } = stats(wall);
+      rows.push({ filter, admitted: admitted.length, p50, p95, recall10 });
     }
     return { chunks: seeded.length, rows };
   } finally {

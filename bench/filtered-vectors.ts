@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openVectorIndex } from '../native/vector-index/index.js';
 import { searchVectors } from '../plugins/search-index/index.js';
+import { stats } from './harness.js';
 import { lowRankVectors, rng } from './search.js';
 
 const DIMENSION = 256;
@@ -24,7 +25,6 @@ const shares = (process.env.BENCH_VECTORS_SHARES ?? '1,5,10,20,30,50,80,100').sp
 const scratch = await mkdtemp(path.join(os.tmpdir(), 'hearth-bench-vectors-'));
 try {
   const vectors = lowRankVectors(chunks, DIMENSION, rng(chunks));
-  const norms = vectors.map((v) => Math.hypot(...v));
   const keyOf = (i: number) => Math.floor(i / CHUNKS_PER_DOCUMENT) + 1;
   const index = await openVectorIndex({ file: path.join(scratch, 'vectors.hnsw'), dimension: DIMENSION, modelId: 'bench' });
   for (let i = 0; i < chunks; i += 1000) {
@@ -46,7 +46,7 @@ try {
         if (!admitted.has(keyOf(i))) return;
         let dot = 0;
         for (let j = 0; j < DIMENSION; j++) dot += vector[j] * query[j];
-        scored.push([i + 1, dot / norms[i]]);
+        scored.push([i + 1, dot]); // unit vectors: the dot product is the cosine
       });
       return new Set(scored.sort((a, b) => b[1] - a[1]).slice(0, 10).map(([label]) => label));
     });
@@ -60,10 +60,8 @@ try {
         if (round === 0) found += hits.filter(({ label }) => truth[q].has(label)).length;
       });
     }
-    times.sort((a, b) => a - b);
-    const mean = times.reduce((sum, t) => sum + t, 0) / times.length;
-    const at = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))];
-    console.log(`${`${percent}%`.padStart(8)}  ${(found / (queryCount * 10)).toFixed(3).padStart(9)}  ${mean.toFixed(2).padStart(5)}  ${at(0.5).toFixed(2).padStart(5)}  ${at(0.95).toFixed(2).padStart(5)}`);
+    const { mean, p50, p95 } = stats(times);
+    console.log(`${`${percent}%`.padStart(8)}  ${(found / (queryCount * 10)).toFixed(3).padStart(9)}  ${mean.toFixed(2).padStart(5)}  ${p50.toFixed(2).padStart(5)}  ${p95.toFixed(2).padStart(5)}`);
   }
 } finally {
   await rm(scratch, { recursive: true, force: true });

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openVectorIndex, type VectorIndex } from './index.js';
-import { unitVector } from '../../test/fixtures/unit-vectors.js';
+import { nearestUnitVectors, unitVector } from '../../test/fixtures/unit-vectors.js';
 
 const DIM = 24;
 
@@ -11,19 +11,10 @@ const vectorOf = (label: number) => unitVector(label, DIM);
 
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 const labelsOf = (hits: Array<{ label: number }>) => hits.map(({ label }) => label);
-const cosine = (a: Float32Array, b: Float32Array) => a.reduce((sum, x, i) => sum + x * b[i], 0);
 
 /** The most admitted vectors the addon compares exactly, for an index of `size` keyed vectors (hnsw-int8.cc). */
 const exactPathBound = (size: number) => Math.max(4096, Math.floor(Math.sqrt(2048 * size)));
 
-/** Exact filtered k nearest (float32): what the filtered search is measured against. */
-function exactNearest(query: Float32Array, labels: number[], k: number): number[] {
-  return labels
-    .map((label) => ({ label, score: cosine(query, vectorOf(label)) }))
-    .sort((a, b) => b.score - a.score)
-    .slice(0, k)
-    .map(({ label }) => label);
-}
 
 /** Recall@10 of the search filtered to one key against exact filtered search; every result must be admitted. */
 function filteredRecall(index: VectorIndex, queries: Float32Array[], key: number, admitted: number[]): number {
@@ -32,7 +23,7 @@ function filteredRecall(index: VectorIndex, queries: Float32Array[], key: number
   for (const query of queries) {
     const found = index.search(query, 10, Uint32Array.of(key));
     expect(found.every(({ label }) => allowed.has(label))).toBe(true);
-    const truth = new Set(exactNearest(query, admitted, 10));
+    const truth = new Set(nearestUnitVectors(query, admitted, 10));
     hits += found.filter(({ label }) => truth.has(label)).length;
   }
   return hits / (queries.length * 10);
@@ -64,7 +55,7 @@ describe('filtered vector search (access keys)', () => {
     expect(found).toHaveLength(10);
     expect(found.every(({ label }) => label % 100 === 6)).toBe(true);
     const admitted = range(0, 3000).filter((l) => l % 100 === 6);
-    expect(found.map(({ label }) => label)).toEqual(exactNearest(query, admitted, 10));
+    expect(found.map(({ label }) => label)).toEqual(nearestUnitVectors(query, admitted, 10));
     expect(found[0].score).toBeGreaterThanOrEqual(found[9].score);
   });
 

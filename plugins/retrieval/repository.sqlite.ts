@@ -156,7 +156,10 @@ export class RetrievalRepository {
     if (!terms.length) return [];
     const [stamp] = await this.keywordStamp({});
     const cache = this.frequencies;
-    if (!stamp || !cache.stamp.equals(stamp.block)) cache.byTerm.clear(), (cache.stamp = stamp?.block ?? Buffer.alloc(0));
+    if (!stamp || !cache.stamp.equals(stamp.block)) {
+      cache.byTerm.clear();
+      cache.stamp = stamp?.block ?? Buffer.alloc(0);
+    }
     let rowids: { first: number | null; last: number | null } | undefined;
     const frequencies: number[] = [];
     for (const term of terms) {
