@@ -161,6 +161,10 @@ describe('sign-in journeys', () => {
     expect(page.url(), 'the token leaves the address bar').toBe(`${ui.url}/reset-password`);
     axeFindings.push(...(await guarded.axe('reset password')));
     await guarded.shot('reset-password-desktop');
+    await page.setViewportSize(PHONE);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth), 'no sideways scroll on a phone').toBeLessThanOrEqual(PHONE.width);
+    await guarded.shot('reset-password-phone');
+    await page.setViewportSize(DESKTOP);
     await page.getByLabel('New password', { exact: true }).fill('rita-chose-a-new-one');
     await page.getByLabel('Repeat the new password').fill('rita-chose-a-new-one');
     await page.getByRole('button', { name: 'Set the new password' }).click();
