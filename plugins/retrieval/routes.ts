@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { SearchBody, SearchResponseSchema } from './schemas.js';
+import { SEARCH_PER_DOCUMENT } from './service.js';
 
 export const retrievalRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/api/search', {
@@ -14,7 +15,8 @@ export const retrievalRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     const started = performance.now();
     const groups = await app.groups.callerGroups(request);
-    const response = await app.retrieval.search({ ...request.body, groups });
+    const { per_document: perDocument = SEARCH_PER_DOCUMENT, ...body } = request.body;
+    const response = await app.retrieval.search({ ...body, perDocument, groups });
     request.log.debug(
       { event: 'search', query: app.logPrivacy.query(request.body.query), mode: response.retrieval_settings.mode_used, results: response.results.length, ms: performance.now() - started },
       'search',

@@ -1,12 +1,20 @@
 import { Type, type Static } from 'typebox';
 import { StringEnum, VISIBLE_TEXT_PATTERN } from '../../core/schemas.js';
-import { DEFAULT_K, MAX_K, SEARCH_MODES } from './service.js';
+import { DEFAULT_K, MAX_K, SEARCH_MODES, SEARCH_PER_DOCUMENT } from './service.js';
 
 export const SearchBody = Type.Object(
   {
     query: Type.String({ minLength: 1, maxLength: 2000, pattern: VISIBLE_TEXT_PATTERN, description: 'Question or keywords; FTS syntax in it is taken literally' }),
     k: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_K, default: DEFAULT_K, description: 'Results wanted' })),
     mode: Type.Optional(StringEnum(SEARCH_MODES, { default: 'hybrid', description: 'hybrid (vector + keyword, fused), vector or keyword' })),
+    per_document: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_K,
+        default: SEARCH_PER_DOCUMENT,
+        description: "Chunks of one document among the first results at most: a document's further chunks come after every other document's (nothing is dropped). 1 (default): one result per document first; 0: no cap, the best passages in order",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

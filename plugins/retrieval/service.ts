@@ -13,6 +13,12 @@ export const SEARCH_MODES = ['hybrid', 'vector', 'keyword'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
 export const DEFAULT_K = 5;
 export const MAX_K = 50;
+/**
+ * `POST /api/search` finds documents: by default each document's best chunk comes before any document's second
+ * (per_document 1), which the evaluation's dev half chose for document recall (docs/retrieval-quality.md). The chat
+ * keeps the fusion's own setting (no cap): its answer quotes passages, and a document's second chunk often holds the answer.
+ */
+export const SEARCH_PER_DOCUMENT = 1;
 /** Candidates each side hands to fusion: enough for RRF to find agreement, few enough to hydrate cheaply. */
 const candidatesPerSide = (k: number) => Math.min(100, Math.max(20, 2 * k));
 /** Rows fetched per side at most when filters hide many candidates. */
@@ -37,6 +43,8 @@ interface SearchRequest {
   filters?: SearchFilters;
   /** The reader's groups (app.groups.readerGroups): only documents allowed to one of them are searched. */
   groups: string[];
+  /** Chunks of one document among the first results at most (0: no cap); the fusion settings' when absent. */
+  perDocument?: number;
 }
 
 export interface SearchResult {
@@ -93,6 +101,7 @@ export class RetrievalService {
     const k = Math.min(MAX_K, Math.max(1, Math.floor(request.k ?? DEFAULT_K)));
     const mode = request.mode ?? 'hybrid';
     const filters = request.filters ?? {};
+    const perDocument = request.perDocument ?? this.fusion.perDocument;
     const scope: ReadScope = { ...filters, groups: request.groups };
     const side = this.vectorSide();
     if ('unavailable' in side && mode === 'vector') throw conflict('embedder_unavailable', `Vector search is unavailable: ${side.unavailable}`);
@@ -127,7 +136,7 @@ export class RetrievalService {
     // Deduplicated per side too, so that copies do not push distinct chunks down a side's ranking.
     const [vector, keyword] = [vectorList, keywordList].map((list) => dropNearDuplicates(list, signatureOf, n));
     const ranked = modeUsed === 'hybrid' ? fuse(vector, keyword, this.fusion) : modeUsed === 'vector' ? vector : keyword;
-    const diverse = capPerDocument(ranked, (item) => hits.get(item.rowid)!.document_id, this.fusion.perDocument);
+    const diverse = capPerDocument(ranked, (item) => hits.get(item.rowid)!.document_id, perDocument);
     const { model: reranker, settings: rerank } = this.reranker;
     const reranking = reranker && rerank.budgetMs > 0 ? reranker : null;
     const unique = dropNearDuplicates(diverse, signatureOf, reranking ? Math.max(k, rerank.topN) : k);
@@ -135,12 +144,12 @@ export class RetrievalService {
 
     return {
       results: (reranked?.list ?? unique).slice(0, k).map((item, index) => toResult(hits.get(item.rowid)!, index + 1, item.score)),
-      retrieval_settings: { ...this.settings({ k, mode, modeUsed, n, filters, side }), rerank: reranked?.report ?? null },
+      retrieval_settings: { ...this.settings({ k, mode, modeUsed, n, filters, side, perDocument }), rerank: reranked?.report ?? null },
     };
   }
 
-  private settings(run: { k: number; mode: SearchMode; modeUsed: SearchMode; n: number; filters: SearchFilters; side: VectorSide }): Omit<RetrievalSettings, 'rerank'> {
-    const { k, mode, modeUsed, n, filters, side } = run;
+  private settings(run: { k: number; mode: SearchMode; modeUsed: SearchMode; n: number; filters: SearchFilters; side: VectorSide; perDocument: number }): Omit<RetrievalSettings, 'rerank'> {
+    const { k, mode, modeUsed, n, filters, side, perDocument } = run;
     const hybrid = modeUsed === 'hybrid';
     return {
       k,
@@ -153,7 +162,7 @@ export class RetrievalService {
       weights: hybrid ? this.fusion.weights : { vector: modeUsed === 'vector' ? 1 : 0, keyword: modeUsed === 'keyword' ? 1 : 0 },
       candidates: { vector: modeUsed === 'keyword' ? 0 : n, keyword: modeUsed === 'vector' ? 0 : n },
       near_duplicate_jaccard: NEAR_DUPLICATE_JACCARD,
-      per_document: this.fusion.perDocument,
+      per_document: perDocument,
       filters,
       model_id: 'unavailable' in side || modeUsed === 'keyword' ? null : side.embedder.modelId,
     };

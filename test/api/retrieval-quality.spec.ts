@@ -19,6 +19,10 @@ const HANDBOOK =
 
 const ORCHARD = '# Orchard notes\n\nThe orchard has forty apple trees and twelve pear trees; pruning happens in late winter before the buds open.\n';
 
+/** A long log whose many chunks all mention the lighthouse lamp, and a short note that mentions it once. */
+const LAMP_LOG = Array.from({ length: 12 }, (_, day) => `## Day ${day + 1}\n\n${`The lighthouse lamp was trimmed and its brass polished on day ${day + 1}. `.repeat(12)}\n`).join('\n');
+const LAMP_NOTE = '# Keeper note\n\nThe spare lighthouse lamp is kept in the stone shed.\n';
+
 describe('retrieval quality: fusion weights and extractive answers', () => {
   let t: TestApp;
   let viewer: string;
@@ -30,7 +34,7 @@ describe('retrieval quality: fusion weights and extractive answers', () => {
     t = await startApp({ MODEL_DIR: modelDir });
     const editor = (await t.userWithRole('editor')).access;
     viewer = (await t.userWithRole('viewer')).access;
-    for (const [filename, content] of Object.entries({ 'handbook.md': HANDBOOK, 'orchard.md': ORCHARD })) {
+    for (const [filename, content] of Object.entries({ 'handbook.md': HANDBOOK, 'orchard.md': ORCHARD, 'lamp-log.md': LAMP_LOG, 'keeper-note.md': LAMP_NOTE })) {
       const res = await t.request({ method: 'POST', url: '/api/docs/upload', token: editor, ...multipartBody([{ name: 'file', content, filename }]) });
       expect(res.statusCode, res.body).toBe(202);
     }
@@ -45,8 +49,45 @@ describe('retrieval quality: fusion weights and extractive answers', () => {
     const res = await t.request({ method: 'POST', url: '/api/search', token: viewer, payload: { query: 'mooring fees at the office' } });
     expect(res.statusCode, res.body).toBe(200);
     const { results, retrieval_settings } = res.json();
-    expect(retrieval_settings).toMatchObject({ mode_used: 'hybrid', fusion: 'rrf', rrf_k: 60, weights: { vector: 1, keyword: 2 }, per_document: 0 });
+    expect(retrieval_settings).toMatchObject({ mode_used: 'hybrid', fusion: 'rrf', rrf_k: 60, weights: { vector: 1, keyword: 2 }, per_document: 1 });
     expect(results[0].text).toContain('Fees are paid at the office');
+  });
+
+  it('finds documents: each document\'s best chunk comes before any second chunk (per_document 1); per_document 0 ranks passages alone', async () => {
+    const search = async (payload: Record<string, unknown>) => {
+      const res = await t.request({ method: 'POST', url: '/api/search', token: viewer, payload: { query: 'lighthouse lamp', k: 10, mode: 'keyword', ...payload } });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json() as { results: Array<{ filename: string; chunk_id: string }>; retrieval_settings: { per_document: number } };
+    };
+    const diverse = await search({});
+    expect(diverse.retrieval_settings.per_document).toBe(1);
+    expect(new Set(diverse.results.slice(0, 2).map((r) => r.filename))).toEqual(new Set(['lamp-log.md', 'keeper-note.md']));
+    // Nothing is dropped: the log's further chunks follow.
+    expect(diverse.results.filter((r) => r.filename === 'lamp-log.md').length).toBeGreaterThan(1);
+
+    const passages = await search({ per_document: 0 });
+    expect(passages.retrieval_settings.per_document).toBe(0);
+    const logChunks = passages.results.filter((r) => r.filename === 'lamp-log.md').length;
+    expect(logChunks).toBeGreaterThan(2);
+    // Uncapped, the log's many matching chunks lead: the note is not among the first two.
+    expect(passages.results.slice(0, 2).map((r) => r.filename)).toEqual(['lamp-log.md', 'lamp-log.md']);
+
+    const two = await search({ per_document: 2 });
+    expect(two.results.slice(0, 3).filter((r) => r.filename === 'lamp-log.md').length).toBe(2);
+  });
+
+  it('refuses a per_document outside 0-50 or not an integer, with the one error shape', async () => {
+    for (const per_document of [-1, 51, 1.5, 'one']) {
+      const res = await t.request({ method: 'POST', url: '/api/search', token: viewer, payload: { query: 'lighthouse lamp', per_document } });
+      expect(res.statusCode, String(per_document)).toBe(400);
+      expect(res.json()).toMatchObject({ error: { code: expect.any(String), message: expect.stringContaining('per_document') } });
+    }
+  });
+
+  it('keeps the chat\'s passages uncapped: a document\'s second chunk often holds the answer', async () => {
+    const res = await t.request({ method: 'POST', url: '/api/chat', token: viewer, payload: { query: 'When was the lighthouse lamp trimmed?' } });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().retrieval_settings.per_document).toBe(0);
   });
 
   it('answers without a chat model by quoting the line that answers, with its marker and place; the whole passage stays in sources', async () => {

@@ -197,9 +197,10 @@ describe('POST /api/search', () => {
 
     it('hybrid fuses both lists by weighted reciprocal rank (keyword ×2)', async () => {
       const query = 'harbour logbook';
-      const side = async (mode: string) => (await search({ query, mode, k: 20 })).json().results.map((r: { chunk_id: string }) => r.chunk_id) as string[];
+      // The fusion's formula over the lists as each side ranks them: no per-document cap reorders them here.
+      const side = async (mode: string) => (await search({ query, mode, k: 20, per_document: 0 })).json().results.map((r: { chunk_id: string }) => r.chunk_id) as string[];
       const [vector, keyword] = [await side('vector'), await side('keyword')];
-      const res = await search({ query, k: 5 });
+      const res = await search({ query, k: 5, per_document: 0 });
       const { results, retrieval_settings } = res.json();
       expect(retrieval_settings).toMatchObject({ mode_used: 'hybrid', fusion: 'rrf', rrf_k: 60, weights: { vector: 1, keyword: 2 }, candidates: { vector: 20, keyword: 20 } });
       const rrf = (list: string[], id: string) => (list.includes(id) ? 1 / (60 + list.indexOf(id) + 1) : 0);
