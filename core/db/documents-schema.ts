@@ -63,6 +63,13 @@ export interface ChunksTable {
   created_at: number;
 }
 
+/** A document's row in documents_fts, the keyword index of whole documents (migration 0018): written once its chunks are, gone with any of them. */
+export interface DocumentKeywordsTable {
+  /** The documents_fts rowid. */
+  id: Generated<number>;
+  document_id: string;
+}
+
 export type JobState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
 export interface ConnectorsTable {

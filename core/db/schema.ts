@@ -1,7 +1,7 @@
 import type { Generated } from 'kysely';
 import type { AuditChainAnchorTable, AuditLogTable, AuditSweepGateTable } from './audit-schema.js';
 import type { ConversationTurnsTable, ConversationsTable } from './conversations-schema.js';
-import type { ChunksTable, ConnectorsTable, DocumentsTable, IntegrationPagesTable, IntegrationsTable } from './documents-schema.js';
+import type { ChunksTable, ConnectorsTable, DocumentKeywordsTable, DocumentsTable, IntegrationPagesTable, IntegrationsTable } from './documents-schema.js';
 import type { SchedulerLeaderLockTable, SchedulesTable } from './schedules-schema.js';
 import type { ChunkMetadataTable, ChunkRuleHitsTable, DocumentRuleStateTable, MetadataRulesTable } from './metadata-schema.js';
 
@@ -9,6 +9,7 @@ import type { ChunkMetadataTable, ChunkRuleHitsTable, DocumentRuleStateTable, Me
 export interface Database {
   documents: DocumentsTable;
   chunks: ChunksTable;
+  document_keywords: DocumentKeywordsTable;
   connectors: ConnectorsTable;
   integrations: IntegrationsTable;
   integration_pages: IntegrationPagesTable;

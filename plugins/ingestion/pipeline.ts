@@ -291,6 +291,7 @@ export class IngestionPipeline {
     const existing = await this.store.chunkIdsOf(document.id);
     if (sameChunks(existing, ids, embedder)) {
       await this.store.replaceMetadata({ documentId: document.id, rowids: existing.map((row) => row.rowid), ...prepared.metadata });
+      await this.store.indexDocumentText(document.id);
       return ids.length;
     }
 
@@ -323,6 +324,7 @@ export class IngestionPipeline {
       if (embedder && vectors) await this.store.addVectors(vectors, rowids, await prepared.batches[start / this.options.upsertBatchSize], embedder.modelId);
     }
     await this.store.replaceMetadata({ documentId: document.id, rowids: written, ...prepared.metadata });
+    await this.store.indexDocumentText(document.id);
     if (vectors) await this.store.changed();
     return drafts.length;
   }

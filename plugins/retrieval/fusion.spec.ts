@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FUSION, capPerDocument, fuse } from './fusion.js';
+import { DEFAULT_FUSION, capPerDocument, fuse, withDocumentRanking } from './fusion.js';
 
 describe('fuse (default settings)', () => {
   it('puts a chunk the keyword list ranks first above one the vector list alone ranks first', () => {
@@ -20,5 +20,29 @@ describe('capPerDocument', () => {
     expect(capPerDocument(items, (item) => item.doc, 1).map((item) => item.id)).toEqual([1, 3, 5, 2, 4]);
     expect(capPerDocument(items, (item) => item.doc, 2).map((item) => item.id)).toEqual([1, 2, 3, 5, 4]);
     expect(capPerDocument(items, (item) => item.doc, 0)).toBe(items);
+  });
+});
+
+describe('withDocumentRanking (the whole-document keyword ranking as a third list)', () => {
+  const documentOf = (rowid: number) => ({ 1: 'a', 2: 'a', 3: 'b', 4: 'c' })[rowid]!;
+  const rrf = (rank: number) => 1 / (DEFAULT_FUSION.rrfK + rank);
+
+  it("lifts every candidate chunk of a ranked document by its document's place, weighed as its own list", () => {
+    const fused = [{ rowid: 4, score: 0.05 }, { rowid: 1, score: 0.04 }, { rowid: 2, score: 0.03 }];
+    const ranked = withDocumentRanking(fused, [{ document_id: 'a', score: 9 }], documentOf, DEFAULT_FUSION);
+    const gain = DEFAULT_FUSION.weights.document * rrf(1);
+    expect(ranked).toEqual([{ rowid: 1, score: 0.04 + gain }, { rowid: 2, score: 0.03 + gain }, { rowid: 4, score: 0.05 }]);
+  });
+
+  it('gives a ranked document none of whose chunks is a candidate a place of its own, for its best chunk to fill', () => {
+    const fused = [{ rowid: 4, score: 0.01 }];
+    const ranked = withDocumentRanking(fused, [{ document_id: 'c', score: 9 }, { document_id: 'b', score: 5 }], documentOf, DEFAULT_FUSION);
+    expect(ranked).toEqual([{ rowid: 4, score: 0.01 + DEFAULT_FUSION.weights.document * rrf(1) }, { document: 'b', score: DEFAULT_FUSION.weights.document * rrf(2) }]);
+  });
+
+  it('adds nothing with weight 0 but the places of unmatched documents, which then rank last', () => {
+    const settings = { ...DEFAULT_FUSION, weights: { ...DEFAULT_FUSION.weights, document: 0 } };
+    const fused = [{ rowid: 1, score: 0.02 }, { rowid: 4, score: 0.01 }];
+    expect(withDocumentRanking(fused, [{ document_id: 'c', score: 3 }, { document_id: 'b', score: 1 }], documentOf, settings)).toEqual([...fused, { document: 'b', score: 0 }]);
   });
 });

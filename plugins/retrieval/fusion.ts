@@ -6,13 +6,17 @@ export interface FusionSettings {
   /** rrf: Σ weight / (rrf_k + rank); weighted: Σ weight × score min-max normalised within its list. */
   method: FusionMethod;
   rrfK: number;
-  weights: { vector: number; keyword: number };
+  /** vector and keyword: the chunk lists; document: the whole-document keyword ranking, each chunk weighed by its document's place (hybrid only). */
+  weights: { vector: number; keyword: number; document: number };
   /** Chunks of one document among the first results at most, before other documents' chunks (0: no cap). */
   perDocument: number;
 }
 
+/** The whole-document list's weight, chosen on the dev half of the evaluation's second question set (docs/retrieval-quality.md). */
+const DOCUMENT_WEIGHT = 4;
+
 /** Chosen on the dev half of the real-collection evaluation (docs/retrieval-quality.md). */
-export const DEFAULT_FUSION: FusionSettings = { method: 'rrf', rrfK: 60, weights: { vector: 1, keyword: 2 }, perDocument: 0 };
+export const DEFAULT_FUSION: FusionSettings = { method: 'rrf', rrfK: 60, weights: { vector: 1, keyword: 2, document: DOCUMENT_WEIGHT }, perDocument: 0 };
 
 export interface Scored {
   rowid: number;
@@ -23,17 +27,44 @@ export interface Scored {
 export function fuse(vector: Scored[], keyword: Scored[], settings: FusionSettings): Scored[] {
   const total = new Map<number, number>();
   const add = (list: Scored[], weight: number) => {
-    const contribution = settings.method === 'rrf' ? rrf(settings.rrfK) : minMax(list);
+    const contribution = contributionIn(list, settings);
     list.forEach((item, index) => total.set(item.rowid, (total.get(item.rowid) ?? 0) + weight * contribution(item, index)));
   };
   add(vector, settings.weights.vector);
   add(keyword, settings.weights.keyword);
-  return [...total].map(([rowid, score]) => ({ rowid, score })).sort((a, b) => b.score - a.score || a.rowid - b.rowid);
+  return [...total].map(([rowid, score]) => ({ rowid, score })).sort(byScore);
 }
 
-const rrf = (k: number) => (_item: Scored, index: number) => 1 / (k + index + 1);
+/** A document of the whole-document ranking none of whose chunks is a candidate: the caller finds its best chunk. */
+export interface DocumentPlace {
+  document: string;
+  score: number;
+}
 
-function minMax(list: Scored[]): (item: Scored) => number {
+/**
+ * Adds the whole-document keyword ranking as a list of its own: each chunk gains its document's place (a document
+ * ranked first lifts every candidate chunk of it alike; the chunk lists then order them), and a ranked document
+ * with no candidate chunk takes a place of its own. Best first.
+ */
+export function withDocumentRanking(fused: Scored[], documents: Array<{ document_id: string; score: number }>, documentOf: (rowid: number) => string, settings: FusionSettings): Array<Scored | DocumentPlace> {
+  const contribution = contributionIn(documents, settings);
+  const gain = new Map(documents.map((document, index) => [document.document_id, settings.weights.document * contribution(document, index)]));
+  const lifted = fused.map((item) => ({ rowid: item.rowid, score: item.score + (gain.get(documentOf(item.rowid)) ?? 0) }));
+  const present = new Set(fused.map((item) => documentOf(item.rowid)));
+  const places = documents.filter((document) => !present.has(document.document_id)).map((document) => ({ document: document.document_id, score: gain.get(document.document_id)! }));
+  return [...lifted, ...places].sort((a, b) => b.score - a.score || ('rowid' in a ? ('rowid' in b ? a.rowid - b.rowid : -1) : 'rowid' in b ? 1 : a.document.localeCompare(b.document)));
+}
+
+const byScore = (a: Scored, b: Scored) => b.score - a.score || a.rowid - b.rowid;
+
+/** What an item at `index` of `list` adds, before its list's weight: by rank (rrf) or by its min-max normalised score. */
+function contributionIn(list: Array<{ score: number }>, settings: FusionSettings): (item: { score: number }, index: number) => number {
+  return settings.method === 'rrf' ? rrf(settings.rrfK) : minMax(list);
+}
+
+const rrf = (k: number) => (_item: { score: number }, index: number) => 1 / (k + index + 1);
+
+function minMax(list: Array<{ score: number }>): (item: { score: number }) => number {
   const scores = list.map((item) => item.score);
   const low = Math.min(...scores);
   const span = Math.max(...scores) - low;

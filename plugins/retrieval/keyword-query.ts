@@ -75,6 +75,8 @@ export function probedFrequency(probe: { n: number; last: number | null }, cap: 
 
 interface KeywordPlan {
   match: string;
+  /** The rare terms' OR alone (absent for a windowed plan): what whole documents are ranked by. */
+  rare?: string;
   /** Only common terms: rank just the newest matches (the vector side carries such vague queries). */
   windowed: boolean;
   /** Tried when a windowed AND finds nothing: the rarest common term alone. */
@@ -106,7 +108,7 @@ export function planKeywordQuery(frequencies: TermFrequency[]): KeywordPlan | nu
   const refine = commonTerms(common, KEYWORD_LIMITS.maxRefiningTerms, 0);
   const anyRare = `(${rare.map((f) => quoteTerm(f.term)).join(' OR ')})`;
   const match = refine.length ? `${anyRare} OR (${anyRare} AND (${refine.map(quoteTerm).join(' OR ')}))` : anyRare;
-  return { match, windowed: false, terms: [...rare.map((f) => f.term), ...refine] };
+  return { match, rare: anyRare, windowed: false, terms: [...rare.map((f) => f.term), ...refine] };
 }
 
 /** The rarest common terms, up to `max`, while their frequencies fit KEYWORD_LIMITS.commonTermRows (at least `min` of them). */

@@ -20,6 +20,8 @@ interface RankedRowid {
   rowid: number;
   /** -bm25: higher is better. */
   score: number;
+  /** The chunk's document. */
+  document_id: string;
 }
 
 /** Restricts which chunks may be returned; an absent field does not restrict. */
@@ -71,6 +73,7 @@ export class RetrievalRepository {
   private readonly chunks;
   private readonly keys;
   private readonly rankedAll;
+  private readonly rankedDocuments;
   private readonly stamp;
   /** readableKeys per reader scope, valid while nothing was written (see stamp): a search does not scan every document. */
   private readonly readable = new Map<string, { stamp: string; keys: ReadableKeys }>();
@@ -103,9 +106,9 @@ export class RetrievalRepository {
     // ORDER BY bm25() rather than rank: FTS5's rank sorter scores every match and ignores the rowid bound.
     // The reader's access is a condition of the ranking itself: rows they may not read are never ranked.
     // A match reaches its document through the narrow (rowid, document_id) index, not the chunk's wide row (0016).
-    this.ranked = prepared<{ rowid: number; bm25: number }, { match: string; minRowid: number; limit: number; groups: string; documentIds: string | null; meta: string | null }>(
+    this.ranked = prepared<{ rowid: number; bm25: number; document_id: string }, { match: string; minRowid: number; limit: number; groups: string; documentIds: string | null; meta: string | null }>(
       run,
-      sql<{ rowid: number; bm25: number }>`select chunks_fts.rowid as rowid, bm25(chunks_fts) as bm25 from chunks_fts
+      sql<{ rowid: number; bm25: number; document_id: string }>`select chunks_fts.rowid as rowid, bm25(chunks_fts) as bm25, c.document_id as document_id from chunks_fts
         cross join chunks c indexed by chunks_document_by_rowid on c.rowid = chunks_fts.rowid
         cross join documents d on d.id = c.document_id
         where chunks_fts match ${'$match'} and chunks_fts.rowid >= ${'$minRowid'} and ${visible}
@@ -114,11 +117,25 @@ export class RetrievalRepository {
     );
     // The same ranking for a reader who may read every indexed document (one group, or an admin in them all):
     // no join per match. A chunk of a document that is not indexed any more drops when its row is looked up.
-    this.rankedAll = prepared<{ rowid: number; bm25: number }, { match: string; minRowid: number; limit: number; meta: string | null }>(
+    // Each ranked row's document is read after the limit, from the narrow index: a few rows, not every match.
+    this.rankedAll = prepared<{ rowid: number; bm25: number; document_id: string }, { match: string; minRowid: number; limit: number; meta: string | null }>(
       run,
-      sql<{ rowid: number; bm25: number }>`select rowid, bm25(chunks_fts) as bm25 from chunks_fts
-        where chunks_fts match ${'$match'} and rowid >= ${'$minRowid'}
-          and (${'$meta'} is null or rowid in (${metadataRowids()}))
+      sql<{ rowid: number; bm25: number; document_id: string }>`select r.rowid as rowid, r.bm25 as bm25, c.document_id as document_id from (
+          select rowid, bm25(chunks_fts) as bm25 from chunks_fts
+          where chunks_fts match ${'$match'} and rowid >= ${'$minRowid'}
+            and (${'$meta'} is null or rowid in (${metadataRowids()}))
+          order by bm25 limit ${'$limit'}
+        ) r cross join chunks c indexed by chunks_document_by_rowid on c.rowid = r.rowid
+        order by r.bm25`.compile(db),
+    );
+    // Whole documents by bm25 over all their text (migration 0018), among those the reader may read: one row per
+    // document, so a document is ranked once however many of its chunks match.
+    this.rankedDocuments = prepared<{ document_id: string; bm25: number }, { match: string; limit: number; groups: string; documentIds: string | null }>(
+      run,
+      sql<{ document_id: string; bm25: number }>`select k.document_id as document_id, bm25(documents_fts) as bm25 from documents_fts
+        cross join document_keywords k on k.id = documents_fts.rowid
+        cross join documents d on d.id = k.document_id
+        where documents_fts match ${'$match'} and ${visible}
         order by bm25 limit ${'$limit'}`.compile(db),
     );
     // Changes to any table by this connection, and commits by other connections: what the keys cache is stamped with.
@@ -183,7 +200,13 @@ export class RetrievalRepository {
   async keywordRanked(match: string, limit: number, scope: ReadScope, minRowid = 0, readsAll = false): Promise<RankedRowid[]> {
     const meta = metadataParam(scope.metadata);
     const rows = readsAll && !scope.document_ids ? await this.rankedAll({ match, minRowid, limit, meta }) : await this.ranked({ match, minRowid, limit, ...scopeParams(scope), meta });
-    return rows.map((row) => ({ rowid: row.rowid, score: -row.bm25 }));
+    return rows.map((row) => ({ rowid: row.rowid, score: -row.bm25, document_id: row.document_id }));
+  }
+
+  /** Documents the scope may read, best bm25 over their whole text first (-bm25: higher is better). */
+  async documentsRanked(match: string, limit: number, scope: ReadScope): Promise<Array<{ document_id: string; score: number }>> {
+    const rows = await this.rankedDocuments({ match, limit, ...scopeParams(scope) });
+    return rows.map((row) => ({ document_id: row.document_id, score: -row.bm25 }));
   }
 
   /**

@@ -31,7 +31,11 @@ const SearchResult = Type.Object({
   text: Type.String(),
 });
 
-const Weights = Type.Object({ vector: Type.Number(), keyword: Type.Number() });
+const Weights = Type.Object({
+  vector: Type.Number(),
+  keyword: Type.Number(),
+  document: Type.Number({ description: 'Weight of the whole-document keyword ranking in hybrid mode (0 when it did not run: another mode, a metadata filter, or a query of common words only)' }),
+});
 
 export const RetrievalSettingsSchema = Type.Object(
   {
@@ -43,7 +47,7 @@ export const RetrievalSettingsSchema = Type.Object(
     score: StringEnum(['rrf', 'weighted', 'bm25', 'cosine'] as const),
     rrf_k: Type.Optional(Type.Integer()),
     weights: Weights,
-    candidates: Type.Object({ vector: Type.Integer(), keyword: Type.Integer() }, { description: 'Candidates per side before fusion' }),
+    candidates: Type.Object({ vector: Type.Integer(), keyword: Type.Integer(), documents: Type.Integer({ description: 'Whole documents ranked by bm25 over all their text' }) }, { description: 'Candidates per side before fusion' }),
     near_duplicate_jaccard: Type.Number(),
     per_document: Type.Integer({ description: 'Chunks of one document among the first results at most, before other documents\' (0: no cap)' }),
     filters: Type.Object({

@@ -3,7 +3,7 @@ import { BoundedMap } from '../../core/bounded-map.js';
 import type { Embedder } from '../../native/embeddings/index.js';
 import type { VectorIndex } from '../../native/vector-index/index.js';
 import { searchVectors } from '../search-index/index.js';
-import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, capPerDocument, dropNearDuplicates, fuse, textSignature, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
+import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, capPerDocument, dropNearDuplicates, fuse, textSignature, withDocumentRanking, type DocumentPlace, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery } from './keyword-query.js';
 import type { ChunkHit, ReadScope, ReadableKeys, RetrievalRepository, SearchFilters } from './repository.sqlite.js';
 import { RERANK_BATCH, type CrossEncoder } from '../../native/reranker/index.js';
@@ -21,6 +21,8 @@ export const MAX_K = 50;
 export const SEARCH_PER_DOCUMENT = 1;
 /** Candidates each side hands to fusion: enough for RRF to find agreement, few enough to hydrate cheaply. */
 const candidatesPerSide = (k: number) => Math.min(100, Math.max(20, 2 * k));
+/** Keyword rows kept to represent documents the whole-document ranking finds (none of their first rows a candidate). */
+const DOCUMENT_CHUNKS = 100;
 /** Rows fetched per side at most when filters hide many candidates. */
 const MAX_FETCH = 1000;
 /**
@@ -68,8 +70,10 @@ export interface RetrievalSettings {
   fusion: FusionMethod | 'none';
   score: 'rrf' | 'weighted' | 'bm25' | 'cosine';
   rrf_k?: number;
-  weights: { vector: number; keyword: number };
-  candidates: { vector: number; keyword: number };
+  /** document: the whole-document keyword ranking's weight (0 when it did not run: not hybrid, a metadata filter, only common words). */
+  weights: { vector: number; keyword: number; document: number };
+  /** documents: whole documents ranked for the fusion. */
+  candidates: { vector: number; keyword: number; documents: number };
   near_duplicate_jaccard: number;
   /** Chunks of one document among the first results at most, before other documents' (0: no cap). */
   per_document: number;
@@ -119,9 +123,12 @@ export class RetrievalService {
     // The query embeds (in the embedder's own thread) while the keyword side runs its SQL; then one lookup hydrates both lists.
     // The access keys of what the reader may read (null: every indexed document), for both sides.
     const readable = await this.repository.readableKeys(scope);
+    // Whole documents are ranked too in hybrid mode, unless a metadata filter narrows the chunks (a document's rank
+    // would then weigh chunks the filter hides).
+    const rankDocuments = modeUsed === 'hybrid' && this.fusion.weights.document > 0 && !scope.metadata?.length;
     const [vectorSide, keywordSide] = await Promise.all([
       modeUsed !== 'keyword' && !('unavailable' in side) ? this.vectorCandidates(side, request.query, n, scope, readable) : null,
-      modeUsed !== 'vector' ? this.keywordCandidates(request.query, n, scope, readable.keys === null) : null,
+      modeUsed !== 'vector' ? this.keywordCandidates(request.query, n, scope, readable.keys === null, rankDocuments) : null,
     ]);
     await hydrate([...(vectorSide?.list ?? []), ...(keywordSide?.list ?? [])]);
     const vectorList = vectorSide ? await this.visible(vectorSide, n, hydrate, hits) : [];
@@ -135,21 +142,24 @@ export class RetrievalService {
     };
     // Deduplicated per side too, so that copies do not push distinct chunks down a side's ranking.
     const [vector, keyword] = [vectorList, keywordList].map((list) => dropNearDuplicates(list, signatureOf, n));
-    const ranked = modeUsed === 'hybrid' ? fuse(vector, keyword, this.fusion) : modeUsed === 'vector' ? vector : keyword;
-    const diverse = capPerDocument(ranked, (item) => hits.get(item.rowid)!.document_id, perDocument);
     const { model: reranker, settings: rerank } = this.reranker;
     const reranking = reranker && rerank.budgetMs > 0 ? reranker : null;
-    const unique = dropNearDuplicates(diverse, signatureOf, reranking ? Math.max(k, rerank.topN) : k);
+    const wanted = reranking ? Math.max(k, rerank.topN) : k;
+    const fused = modeUsed === 'hybrid' ? fuse(vector, keyword, this.fusion) : modeUsed === 'vector' ? vector : keyword;
+    const documents = keywordSide?.documents;
+    const ranked = documents?.ranking.length ? await this.withDocuments(fused, documents, { perDocument, wanted, hits, hydrate }) : fused;
+    const diverse = capPerDocument(ranked, (item) => hits.get(item.rowid)!.document_id, perDocument);
+    const unique = dropNearDuplicates(diverse, signatureOf, wanted);
     const reranked = reranking ? await rerankCandidates(reranking, request.query, unique, (item) => hits.get(item.rowid)!.text, rerank, RERANK_BATCH) : null;
 
     return {
       results: (reranked?.list ?? unique).slice(0, k).map((item, index) => toResult(hits.get(item.rowid)!, index + 1, item.score)),
-      retrieval_settings: { ...this.settings({ k, mode, modeUsed, n, filters, side, perDocument }), rerank: reranked?.report ?? null },
+      retrieval_settings: { ...this.settings({ k, mode, modeUsed, n, filters, side, perDocument, documents: documents?.ranking.length ?? null }), rerank: reranked?.report ?? null },
     };
   }
 
-  private settings(run: { k: number; mode: SearchMode; modeUsed: SearchMode; n: number; filters: SearchFilters; side: VectorSide; perDocument: number }): Omit<RetrievalSettings, 'rerank'> {
-    const { k, mode, modeUsed, n, filters, side, perDocument } = run;
+  private settings(run: { k: number; mode: SearchMode; modeUsed: SearchMode; n: number; filters: SearchFilters; side: VectorSide; perDocument: number; documents: number | null }): Omit<RetrievalSettings, 'rerank'> {
+    const { k, mode, modeUsed, n, filters, side, perDocument, documents } = run;
     const hybrid = modeUsed === 'hybrid';
     return {
       k,
@@ -159,8 +169,8 @@ export class RetrievalService {
       fusion: hybrid ? this.fusion.method : 'none',
       score: hybrid ? this.fusion.method : modeUsed === 'vector' ? 'cosine' : 'bm25',
       ...(hybrid && this.fusion.method === 'rrf' ? { rrf_k: this.fusion.rrfK } : {}),
-      weights: hybrid ? this.fusion.weights : { vector: modeUsed === 'vector' ? 1 : 0, keyword: modeUsed === 'keyword' ? 1 : 0 },
-      candidates: { vector: modeUsed === 'keyword' ? 0 : n, keyword: modeUsed === 'vector' ? 0 : n },
+      weights: hybrid ? { ...this.fusion.weights, document: documents === null ? 0 : this.fusion.weights.document } : { vector: modeUsed === 'vector' ? 1 : 0, keyword: modeUsed === 'keyword' ? 1 : 0, document: 0 },
+      candidates: { vector: modeUsed === 'keyword' ? 0 : n, keyword: modeUsed === 'vector' ? 0 : n, documents: documents ?? 0 },
       near_duplicate_jaccard: NEAR_DUPLICATE_JACCARD,
       per_document: perDocument,
       filters,
@@ -204,7 +214,12 @@ export class RetrievalService {
     return vector;
   }
 
-  private async keywordCandidates(query: string, n: number, scope: ReadScope, readsAll: boolean): Promise<Candidates | null> {
+  /**
+   * The keyword side: bm25 over chunks, bounded by the plan; with `rankDocuments`, also the first n whole documents
+   * for the same match. Not for a windowed plan (only common words): its chunk ranking reads just the newest
+   * matches to bound the cost, and a document ranking would read them all.
+   */
+  private async keywordCandidates(query: string, n: number, scope: ReadScope, readsAll: boolean, rankDocuments: boolean): Promise<KeywordCandidates | null> {
     const terms = candidateTerms(query);
     const frequencies = await this.repository.termFrequencies(terms, KEYWORD_LIMITS.probeCap);
     const plan = planKeywordQuery(terms.map((term, i) => ({ term, df: frequencies[i] })));
@@ -215,7 +230,40 @@ export class RetrievalService {
       return { list: await fetch(n), limit: n, fetch };
     };
     const relaxed = plan.relaxed;
-    return { ...(await ranked(plan.match)), ...(relaxed ? { relaxed: () => ranked(relaxed) } : {}) };
+    if (!rankDocuments || !plan.rare) return { ...(await ranked(plan.match)), ...(relaxed ? { relaxed: () => ranked(relaxed) } : {}) };
+    // bm25 scores every match whatever the limit, so the deeper rows cost little more: they hold the best chunk of a
+    // ranked document none of whose first n chunks is a candidate.
+    const fetch = (limit: number) => this.repository.keywordRanked(plan.match, limit, scope, 0, readsAll);
+    const deeper = await fetch(Math.max(n, DOCUMENT_CHUNKS));
+    // Ranked by the rare terms alone: a common term's doclist over whole documents costs a search most of its time.
+    const ranking = await this.repository.documentsRanked(plan.rare, n, scope);
+    return { list: deeper.slice(0, n), limit: n, fetch, documents: { ranking, chunks: deeper } };
+  }
+
+  /**
+   * The fused chunks with the whole-document ranking added (withDocumentRanking). A ranked document none of whose
+   * chunks is a candidate is represented by its best chunk among the keyword side's deeper rows, looked up only if
+   * it could be among the first `wanted` results; without one there, it is left out.
+   */
+  private async withDocuments(fused: Scored[], documents: NonNullable<KeywordCandidates['documents']>, run: { perDocument: number; wanted: number; hits: Map<number, ChunkHit>; hydrate: (items: Scored[]) => Promise<void> }): Promise<Scored[]> {
+    const { perDocument, wanted, hits, hydrate } = run;
+    const documentOf = (item: Scored | DocumentPlace) => ('rowid' in item ? hits.get(item.rowid)!.document_id : item.document);
+    const ranked = withDocumentRanking(fused, documents.ranking, (rowid) => hits.get(rowid)!.document_id, this.fusion);
+    // Dropping near-duplicates may pull later items up: look twice as deep as the results wanted.
+    const reachable = new Set(capPerDocument(ranked, documentOf, perDocument).slice(0, 2 * wanted));
+    const places = new Map(ranked.filter((item): item is DocumentPlace => !('rowid' in item) && reachable.has(item)).map((place) => [place.document, place]));
+    if (!places.size) return ranked.filter((item): item is Scored => 'rowid' in item);
+    const best = new Map<string, Scored>();
+    for (const chunk of documents.chunks) {
+      const place = places.get(chunk.document_id);
+      if (place && !best.has(place.document)) best.set(place.document, { rowid: chunk.rowid, score: place.score });
+    }
+    await hydrate([...best.values()]);
+    return ranked.flatMap((item) => {
+      if ('rowid' in item) return [item];
+      const chunk = best.get(item.document);
+      return chunk && hits.has(chunk.rowid) ? [chunk] : [];
+    });
   }
 
   /**
@@ -236,6 +284,12 @@ export class RetrievalService {
       await hydrate(raw);
     }
   }
+}
+
+/** The keyword side's chunk candidates and, when asked for, its ranking of whole documents (for the same match). */
+interface KeywordCandidates extends Candidates {
+  /** Whole documents best first, and the keyword side's deeper chunk rows (best first) to represent them. */
+  documents?: { ranking: Array<{ document_id: string; score: number }>; chunks: Array<Scored & { document_id: string }> };
 }
 
 /** One side's candidates, best first: the first `limit` fetched, and how to fetch deeper. */

@@ -11,6 +11,7 @@ import { JobRunner } from '../../core/jobs/runner.js';
 import { modelFolder, modelsRoot } from '../../native/model-files/index.js';
 import { installTinyEmbeddingModel } from '../../test/fixtures/tiny-embedding-model.js';
 import { ChunkMetadataRepository } from './chunk-metadata-repository.js';
+import { DocumentKeywords } from './document-keywords.sqlite.js';
 import { ChunksRepository } from './chunks-repository.js';
 import { EmbedderLifecycle, type EmbedderLifecycleOptions } from './embedder-lifecycle.js';
 import { ActiveEmbedding } from './active-embedding.js';
@@ -57,7 +58,7 @@ async function start(options: Partial<EmbedderLifecycleOptions> = {}, prepare?: 
   const jobs = new JobRunner(new MemoryJobStore(600), log);
   const activeEmbedding = new ActiveEmbedding();
   const chunks = new ChunksRepository(db);
-  const store = new IndexStore(chunks, activeEmbedding, log, new ChunkMetadataRepository(db));
+  const store = new IndexStore(chunks, activeEmbedding, log, new ChunkMetadataRepository(db), new DocumentKeywords(db));
   await withChunks(db, store);
   const index = new IndexAdmin(activeEmbedding, store, chunks, jobs, path.join(dir, 'hearth.db'), dir, log);
   const lifecycle = new EmbedderLifecycle(activeEmbedding, index, { modelDir, device: 'cpu', defaultEmbedder: 'off', defaultEmbedderDimension: 64, modelWatchSeconds: 0, log, ...options });

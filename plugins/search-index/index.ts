@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin';
 import { ChunkMetadataRepository } from './chunk-metadata-repository.js';
+import { DocumentKeywords } from './document-keywords.sqlite.js';
 import { ChunksRepository } from './chunks-repository.js';
 import { EmbedderLifecycle, type DefaultEmbedderStatus } from './embedder-lifecycle.js';
 import { KeywordIndexMerger } from './keyword-index-merger.js';
@@ -45,7 +46,7 @@ export default fp(
   async function searchIndexPlugin(app) {
     const activeEmbedding = new ActiveEmbedding();
     const chunks = new ChunksRepository(app.db);
-    const store = new IndexStore(chunks, activeEmbedding, app.log, new ChunkMetadataRepository(app.db));
+    const store = new IndexStore(chunks, activeEmbedding, app.log, new ChunkMetadataRepository(app.db), new DocumentKeywords(app.db));
     const admin = new IndexAdmin(activeEmbedding, store, chunks, app.jobs, app.config.databaseFile, app.config.dataDir, app.log);
     const { modelDir, embedDevice: device, defaultEmbedder, defaultEmbedderDimension, modelWatchSeconds } = app.config;
     const lifecycle = new EmbedderLifecycle(activeEmbedding, admin, { modelDir, device, defaultEmbedder, defaultEmbedderDimension, modelWatchSeconds, log: app.log });

@@ -6,6 +6,7 @@ import { clock } from '../../core/clock.js';
 import type { ChunkMetadataRepository, DocumentMetadata } from './chunk-metadata-repository.js';
 import type { ChunksRepository, NewChunk } from './chunks-repository.js';
 import type { ActiveEmbedding } from './active-embedding.js';
+import type { DocumentKeywords } from './document-keywords.sqlite.js';
 
 /**
  * A vector-index save writes the whole file (and fsyncs it): saving after every document made
@@ -32,6 +33,7 @@ export class IndexStore {
     private readonly activeEmbedding: ActiveEmbedding,
     private readonly log: FastifyBaseLogger,
     private readonly metadata: ChunkMetadataRepository,
+    private readonly documentKeywords: DocumentKeywords,
   ) {}
 
   /** The embedder in force; null without a model (chunks are then written for keyword search alone). */
@@ -67,6 +69,11 @@ export class IndexStore {
   /** A document's chunks in order, as metadata rules read them. */
   chunkTextsOf(documentId: string): Promise<Array<{ rowid: number; text: string; heading: string | null }>> {
     return this.metadata.chunksOf(documentId);
+  }
+
+  /** Once all of a document's chunks are written: its row in the keyword index of whole documents (kept if it has one). */
+  indexDocumentText(documentId: string): Promise<void> {
+    return this.documentKeywords.index(documentId);
   }
 
   /** Writes a batch of chunk rows (and so their keyword rows); returns their rowids in input order. */

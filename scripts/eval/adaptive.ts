@@ -67,7 +67,7 @@ async function main(): Promise<void> {
         ...(weight === weights[0] ? [{ label: 'keyword', mode: 'keyword' as const, fusion: DEFAULT_FUSION }] : []),
         { label: `vector w=${weight}`, mode: 'vector', fusion: DEFAULT_FUSION },
         { label: `hybrid w=${weight}`, mode: 'hybrid', fusion: DEFAULT_FUSION },
-        { label: `hybrid w=${weight} equal weights`, mode: 'hybrid', fusion: { ...DEFAULT_FUSION, method: 'rrf', weights: { keyword: 1, vector: 1 } } },
+        { label: `hybrid w=${weight} equal weights`, mode: 'hybrid', fusion: { ...DEFAULT_FUSION, method: 'rrf', weights: { ...DEFAULT_FUSION.weights, keyword: 1, vector: 1 } } },
       ];
       for (const run of runs) {
         const service = new RetrievalService(new RetrievalRepository(db), { embedder: () => embedder, vectors: () => vectors }, run.fusion);

@@ -16,7 +16,7 @@ interface Variant {
   fusion?: Partial<FusionSettings>;
 }
 
-const rrf = (keyword: number, vector: number, rrfK = 60): Partial<FusionSettings> => ({ method: 'rrf', rrfK, weights: { keyword, vector } });
+const rrf = (keyword: number, vector: number, rrfK = 60, document = DEFAULT_FUSION.weights.document): Partial<FusionSettings> => ({ method: 'rrf', rrfK, weights: { keyword, vector, document } });
 
 const VARIANTS: Variant[] = [
   { label: 'keyword', mode: 'keyword' },
@@ -25,10 +25,13 @@ const VARIANTS: Variant[] = [
   { label: 'hybrid rrf equal weights', mode: 'hybrid', fusion: rrf(1, 1) },
   ...[1.5, 2, 3].map((w): Variant => ({ label: `hybrid rrf kw×${w}`, mode: 'hybrid', fusion: rrf(w, 1) })),
   ...[10, 30].map((k): Variant => ({ label: `hybrid rrf k=${k} kw×2`, mode: 'hybrid', fusion: rrf(2, 1, k) })),
-  ...[0.5, 0.6, 0.7, 0.8].map((w): Variant => ({ label: `hybrid weighted kw ${w}`, mode: 'hybrid', fusion: { method: 'weighted', weights: { keyword: w, vector: 1 - w } } })),
+  ...[0.5, 0.6, 0.7, 0.8].map((w): Variant => ({ label: `hybrid weighted kw ${w}`, mode: 'hybrid', fusion: { method: 'weighted', weights: { keyword: w, vector: 1 - w, document: DEFAULT_FUSION.weights.document } } })),
   ...[1, 2, 3].map((n): Variant => ({ label: `keyword perDoc ${n}`, mode: 'keyword', fusion: { perDocument: n } })),
   ...[1, 2, 3].map((n): Variant => ({ label: `hybrid equal weights perDoc ${n}`, mode: 'hybrid', fusion: { ...rrf(1, 1), perDocument: n } })),
   ...[1, 2].map((n): Variant => ({ label: `hybrid kw×2 perDoc ${n}`, mode: 'hybrid', fusion: { ...rrf(2, 1), perDocument: n } })),
+  // The whole-document keyword ranking's weight (0: chunk lists alone), with one chunk per document first as POST /api/search ranks.
+  ...[0, 1, 2, 3, 4, 6].map((w): Variant => ({ label: `hybrid kw×2 doc×${w} perDoc 1`, mode: 'hybrid', fusion: { ...rrf(2, 1, 60, w), perDocument: 1 } })),
+  ...[10, 30].flatMap((k) => [2, 4].map((w): Variant => ({ label: `hybrid k=${k} kw×2 doc×${w} perDoc 1`, mode: 'hybrid', fusion: { ...rrf(2, 1, k, w), perDocument: 1 } }))),
 ];
 
 async function main(): Promise<void> {

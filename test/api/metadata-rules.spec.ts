@@ -361,6 +361,9 @@ describe('a source\'s rules go with it (issue 17)', () => {
     // As if upgrading from 0014: the migrations after it are undone and forgotten.
     await sql`drop index chunks_document_by_rowid`.execute(t.app.db);
     await sql`drop index documents_readable`.execute(t.app.db);
+    await sql`drop trigger chunks_document_keywords_delete`.execute(t.app.db);
+    await sql`drop table document_keywords`.execute(t.app.db);
+    await sql`drop table documents_fts`.execute(t.app.db);
     await sql`delete from kysely_migration where name >= '0015'`.execute(t.app.db);
     const before = (await t.app.db.selectFrom('metadata_rules').select('id').execute()).map((row) => row.id);
     t = await t.restart();

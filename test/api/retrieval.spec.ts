@@ -72,7 +72,7 @@ describe('POST /api/search', () => {
       expect(harbour).not.toHaveProperty('page'); // absent, not null, when the chunk has none
       expect(harbour).not.toHaveProperty('heading');
       expect(retrieval_settings).toMatchObject({ k: 5, mode: 'keyword', mode_used: 'keyword', fusion: 'none', score: 'bm25', weights: { vector: 0, keyword: 1 }, filters: {} });
-      expect(retrieval_settings.candidates).toEqual({ vector: 0, keyword: expect.any(Number) });
+      expect(retrieval_settings.candidates).toEqual({ vector: 0, keyword: expect.any(Number), documents: 0 });
     });
 
     it('hybrid runs on keywords alone and says why; vector answers 409 embedder_unavailable', async () => {
@@ -202,9 +202,21 @@ describe('POST /api/search', () => {
       const [vector, keyword] = [await side('vector'), await side('keyword')];
       const res = await search({ query, k: 5, per_document: 0 });
       const { results, retrieval_settings } = res.json();
-      expect(retrieval_settings).toMatchObject({ mode_used: 'hybrid', fusion: 'rrf', rrf_k: 60, weights: { vector: 1, keyword: 2 }, candidates: { vector: 20, keyword: 20 } });
+      expect(retrieval_settings).toMatchObject({ mode_used: 'hybrid', fusion: 'rrf', rrf_k: 60, weights: { vector: 1, keyword: 2, document: 4 }, candidates: { vector: 20, keyword: 20 } });
       const rrf = (list: string[], id: string) => (list.includes(id) ? 1 / (60 + list.indexOf(id) + 1) : 0);
-      for (const r of results) expect(r.score).toBeCloseTo(rrf(vector, r.chunk_id) + 2 * rrf(keyword, r.chunk_id), 10);
+      // Beyond the chunk lists, the whole-document ranking adds 4 / (60 + the document's rank): alike for each chunk of a document.
+      const gainOf = new Map<string, number>();
+      for (const r of results) {
+        const gain = r.score - (rrf(vector, r.chunk_id) + 2 * rrf(keyword, r.chunk_id));
+        if (Math.abs(gain) > 1e-12) {
+          const rank = 4 / gain - 60;
+          expect(Math.abs(rank - Math.round(rank))).toBeLessThan(1e-6);
+          expect(Math.round(rank)).toBeGreaterThanOrEqual(1);
+        }
+        expect(gainOf.get(r.document_id) ?? gain).toBeCloseTo(gain, 10);
+        gainOf.set(r.document_id, gain);
+      }
+      expect([...gainOf.values()].some((gain) => gain > 0)).toBe(true);
       expect(keyword.length).toBeLessThan(5); // three chunks have either word: the rest come from the vector side
       expect(results).toHaveLength(5);
       expect(results[0].chunk_id).toBe(chunks[2].id);
@@ -244,7 +256,7 @@ describe('keyword query plan', () => {
 
   it('ORs the rare terms within the row budget and lets common ones only refine them', () => {
     const plan = planKeywordQuery([{ term: 'server', df: 2000 }, { term: 'kestrel', df: 12 }, { term: 'absent', df: 0 }, { term: 'filter', df: 300 }]);
-    expect(plan).toEqual({ match: '("kestrel" OR "filter") OR (("kestrel" OR "filter") AND ("server"))', windowed: false, terms: ['kestrel', 'filter', 'server'] });
+    expect(plan).toEqual({ match: '("kestrel" OR "filter") OR (("kestrel" OR "filter") AND ("server"))', rare: '("kestrel" OR "filter")', windowed: false, terms: ['kestrel', 'filter', 'server'] });
     expect(planKeywordQuery([{ term: 'absent', df: 0 }])).toBeNull();
   });
 
