@@ -74,6 +74,7 @@ export class RetrievalRepository {
   private readonly keys;
   private readonly rankedAll;
   private readonly rankedDocuments;
+  private readonly rankedDocumentsAll;
   private readonly stamp;
   /** readableKeys per reader scope, valid while nothing was written (see stamp): a search does not scan every document. */
   private readonly readable = new Map<string, { stamp: string; keys: ReadableKeys }>();
@@ -137,6 +138,15 @@ export class RetrievalRepository {
         cross join documents d on d.id = k.document_id
         where documents_fts match ${'$match'} and ${visible}
         order by bm25 limit ${'$limit'}`.compile(db),
+    );
+    // The same for a reader who may read every indexed document: no access test per match, and the document's id is
+    // read after the limit (a document that is not indexed any more drops when its chunks are looked up).
+    this.rankedDocumentsAll = prepared<{ document_id: string; bm25: number }, { match: string; limit: number }>(
+      run,
+      sql<{ document_id: string; bm25: number }>`select k.document_id as document_id, r.bm25 as bm25 from (
+          select rowid, bm25(documents_fts) as bm25 from documents_fts where documents_fts match ${'$match'} order by bm25 limit ${'$limit'}
+        ) r cross join document_keywords k on k.id = r.rowid
+        order by r.bm25`.compile(db),
     );
     // Changes to any table by this connection, and commits by other connections: what the keys cache is stamped with.
     this.stamp = prepared<{ changes: number; version: number }, Record<string, never>>(
@@ -204,8 +214,8 @@ export class RetrievalRepository {
   }
 
   /** Documents the scope may read, best bm25 over their whole text first (-bm25: higher is better). */
-  async documentsRanked(match: string, limit: number, scope: ReadScope): Promise<Array<{ document_id: string; score: number }>> {
-    const rows = await this.rankedDocuments({ match, limit, ...scopeParams(scope) });
+  async documentsRanked(match: string, limit: number, scope: ReadScope, readsAll = false): Promise<Array<{ document_id: string; score: number }>> {
+    const rows = readsAll && !scope.document_ids ? await this.rankedDocumentsAll({ match, limit }) : await this.rankedDocuments({ match, limit, ...scopeParams(scope) });
     return rows.map((row) => ({ document_id: row.document_id, score: -row.bm25 }));
   }
 

@@ -236,7 +236,7 @@ export class RetrievalService {
     const fetch = (limit: number) => this.repository.keywordRanked(plan.match, limit, scope, 0, readsAll);
     const deeper = await fetch(Math.max(n, DOCUMENT_CHUNKS));
     // Ranked by the rare terms alone: a common term's doclist over whole documents costs a search most of its time.
-    const ranking = await this.repository.documentsRanked(plan.rare, n, scope);
+    const ranking = await this.repository.documentsRanked(plan.rare, n, scope, readsAll);
     return { list: deeper.slice(0, n), limit: n, fetch, documents: { ranking, chunks: deeper } };
   }
 
