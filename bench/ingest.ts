@@ -171,11 +171,18 @@ class Client {
   }
 
   async json<T>(method: string, route: string, body?: unknown): Promise<T> {
-    const res = await fetch(`${this.url}${route}`, {
-      method,
-      headers: { ...(this.token ? { authorization: `Bearer ${this.token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    const send = () =>
+      fetch(`${this.url}${route}`, {
+        method,
+        headers: { ...(this.token ? { authorization: `Bearer ${this.token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    let res = await send();
+    // A long wait (a 200-page PDF's job at 100k chunks) can outlive the access token: sign in again, once.
+    if (res.status === 401 && this.token) {
+      await this.login();
+      res = await send();
+    }
     const text = await res.text();
     if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${text.slice(0, 500)}`);
     return (text ? JSON.parse(text) : undefined) as T;
