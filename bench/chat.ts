@@ -53,12 +53,11 @@ import { relevantResults } from '../plugins/chat/relevance.js';
 import { toSource } from '../plugins/chat/service.js';
 import { fitPrompt, reservedCompletion, type TokenBudget } from '../plugins/chat/token-budget.js';
 import type { SearchResult } from '../plugins/retrieval/service.js';
-import { insertDocuments } from '../test/fixtures/search-data.js';
 import { STORIES_GGUF } from '../test/fixtures/models.js';
 import { readEventStream } from '../test/fixtures/sse.js';
 import { installTinyEmbeddingModel } from '../test/fixtures/tiny-embedding-model.js';
 import { BENCH_SECRETS, DEPLOYED_ENV, login, ROOT, type Service, startService, stats, type Stats, stopService } from './harness.js';
-import { lowRankVectors, queriesFrom, rng, syntheticDocuments } from './search.js';
+import { queriesFrom, rng, seedForBoot, syntheticDocuments } from './search.js';
 
 export const CHAT_OVERHEAD_TARGET_MS = 50;
 const DEFAULT_GGUF = STORIES_GGUF;
@@ -268,20 +267,11 @@ async function buildCorpus(size: number, questions: number, embedModelDir: strin
   const config = loadConfig({ DATA_DIR: dataDir, MODEL_DIR: embedModelDir, LOG_LEVEL: 'ERROR', ...BENCH_SECRETS }, { secretDirs: [] });
   const app = await buildApp({ config });
   try {
-    await app.ready();
-    const embedder = app.activeEmbedding.embedder();
-    const vectors = app.activeEmbedding.vectors();
-    if (!embedder || !vectors) throw new Error('the tiny embedding model did not load');
-    const random = rng(size);
-    const seeded = await insertDocuments(app.db, syntheticDocuments(size, random));
-    const synthetic = lowRankVectors(seeded.length, embedder.dimension, random);
-    for (let i = 0; i < seeded.length; i += 1000) vectors.add(seeded.slice(i, i + 1000).map((c) => c.rowid), synthetic.slice(i, i + 1000));
-    // Marked embedded with the model in force: the service's boot keeps the vectors and embeds nothing.
-    await app.db.updateTable('chunks').set({ embedded_with: embedder.modelId }).execute();
+    const { seeded, random } = await seedForBoot(app, size);
     const { specific } = queriesFrom(seeded.map((c) => c.text), questions, random);
     return { dataDir, chunks: seeded.length, queries: specific };
   } finally {
-    await app.close(); // saves the HNSW file
+    await app.close();
   }
 }
 

@@ -13,12 +13,12 @@ import { loadEmbedder } from '../native/embeddings/index.js';
 import { openVectorIndex } from '../native/vector-index/index.js';
 import { insertDocuments } from '../test/fixtures/search-data.js';
 import { stats } from './harness.js';
-import { lowRankVectors, queriesFrom, rng, searchModel, syntheticDocuments } from './search.js';
+import { groupsOf } from './filtered-search.js';
+import { addSyntheticVectors, lowRankVectors, queriesFrom, rng, searchModel, syntheticDocuments } from './search.js';
 import { DEFAULT_FUSION } from '../plugins/retrieval/fusion.js';
 import { RetrievalRepository } from '../plugins/retrieval/repository.sqlite.js';
 import { RetrievalService } from '../plugins/retrieval/service.js';
 
-const groupsOf = (d: number) => [...(d % 100 === 0 ? ['p1'] : []), ...(d % 10 === 0 ? ['p10'] : []), d % 2 === 0 ? 'half' : 'other'];
 const temporary = await mkdtemp(path.join(os.tmpdir(), 'hearth-bench-documents-model-'));
 const { modelDir } = await searchModel(temporary, 'builtin');
 const embedder = (await loadEmbedder({ modelDir, device: 'cpu' }))!;
@@ -27,12 +27,11 @@ const db = await openDatabase(path.join(dir, 'hearth.db'));
 const chunks = Number(process.env.BENCH_DOCUMENT_CHUNKS ?? 100_000);
 const random = rng(chunks);
 const documents = syntheticDocuments(chunks, random).map((doc, d) => ({ ...doc, id: `bench-doc-${d}`, groups: ['everyone', ...groupsOf(d)] }));
-let t = performance.now();
+const t = performance.now();
 const seeded = await insertDocuments(db, documents);
 console.log('seeded', seeded.length, 'chunks of', documents.length, 'documents in', ((performance.now() - t) / 1000).toFixed(1), 's');
 const vectors = await openVectorIndex({ file: path.join(dir, 'v.hnsw'), dimension: embedder.dimension, modelId: embedder.modelId });
-const synthetic = lowRankVectors(seeded.length, embedder.dimension, random);
-for (let i = 0; i < seeded.length; i += 1000) vectors.add(seeded.slice(i, i + 1000).map((c) => c.rowid), synthetic.slice(i, i + 1000), seeded.slice(i, i + 1000).map((c) => c.key));
+addSyntheticVectors(vectors, seeded, lowRankVectors(seeded.length, embedder.dimension, random));
 const sources = { embedder: () => embedder, vectors: () => vectors };
 const services = {
   without: new RetrievalService(new RetrievalRepository(db), sources, { ...DEFAULT_FUSION, weights: { ...DEFAULT_FUSION.weights, document: 0 } }),

@@ -16,7 +16,7 @@ import { openVectorIndex } from '../native/vector-index/index.js';
 import { searchVectors } from '../plugins/search-index/index.js';
 import { insertDocuments } from '../test/fixtures/search-data.js';
 import { stats } from './harness.js';
-import { lowRankVectors, queriesFrom, rng, searchModel, syntheticDocuments } from './search.js';
+import { addSyntheticVectors, lowRankVectors, queriesFrom, rng, searchModel, syntheticDocuments } from './search.js';
 
 export interface FilteredSearchResult {
   chunks: number;
@@ -24,7 +24,7 @@ export interface FilteredSearchResult {
 }
 
 const FILTERS = { '1%': ['p1'], '10%': ['p10'], '50%': ['half'], 'none (all groups)': ['p1', 'p10', 'half', 'other'] } as const;
-const groupsOf = (d: number) => [...(d % 100 === 0 ? ['p1'] : []), ...(d % 10 === 0 ? ['p10'] : []), d % 2 === 0 ? 'half' : 'other'];
+export const groupsOf = (d: number) => [...(d % 100 === 0 ? ['p1'] : []), ...(d % 10 === 0 ? ['p10'] : []), d % 2 === 0 ? 'half' : 'other'];
 
 export async function benchFilteredSearch(chunks: number, queryCount: number, embedder: Embedder): Promise<FilteredSearchResult> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-bench-filtered-'));
@@ -39,7 +39,7 @@ export async function benchFilteredSearch(chunks: number, queryCount: number, em
     const position = new Map(seeded.map((c, i) => [c.rowid, i]));
     const vectors = await openVectorIndex({ file: path.join(dataDir, 'vectors.hnsw'), dimension: embedder.dimension, modelId: embedder.modelId });
     const synthetic = lowRankVectors(seeded.length, embedder.dimension, random);
-    for (let i = 0; i < seeded.length; i += 1000) vectors.add(seeded.slice(i, i + 1000).map((c) => c.rowid), synthetic.slice(i, i + 1000), seeded.slice(i, i + 1000).map((c) => c.key));
+    addSyntheticVectors(vectors, seeded, synthetic);
     app.activeEmbedding.swap({ embedder, vectors });
     await app.keywordIndexMerger.compact();
     const admin = (await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'admin', password: DOCUMENTED_DEFAULT_ADMIN_PASSWORD } })).json().access_token;

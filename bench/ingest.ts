@@ -42,12 +42,11 @@ import { extractDocument } from '../plugins/ingestion/extract/index.js';
 import type { FileType } from '../plugins/documents/file-type.js';
 import { generateLicenseKeyPair, issueLicense } from '../plugins/license/license-key.js';
 import { makePdf, prose } from '../test/fixtures/documents.js';
-import { insertDocuments } from '../test/fixtures/search-data.js';
 import { installTinyEmbeddingModel, TINY_MODEL_ID } from '../test/fixtures/tiny-embedding-model.js';
 import { benchEmbeddings, type EmbeddingBenchRow } from './embeddings.js';
 import { BENCH_SECRETS, DEPLOYED_ENV, login, num, pct, peakRssMiB, processCpuMicros, procStatus, ROOT, type Service, startService, stopService } from './harness.js';
 import { installMiniLmShapeModel, MINILM_SHAPE_INT8_MODEL_ID, MINILM_SHAPE_MODEL_ID } from './minilm-shape-model.js';
-import { lowRankVectors, queriesFrom, rng, syntheticDocuments } from './search.js';
+import { queriesFrom, rng, seedForBoot } from './search.js';
 
 export const INGEST_TARGET_RATIO = 0.8;
 export const RSS_TARGET_MB = 400;
@@ -503,22 +502,10 @@ async function seedIndex(dataDir: string, modelDir: string, chunks: number): Pro
   const config = loadConfig({ DATA_DIR: dataDir, MODEL_DIR: modelDir, LOG_LEVEL: 'ERROR', ...BENCH_SECRETS }, { secretDirs: [] });
   const app = await buildApp({ config });
   try {
-    await app.ready();
-    const embedder = app.activeEmbedding.embedder();
-    const vectors = app.activeEmbedding.vectors();
-    if (!embedder || !vectors) throw new Error('the embedding model did not load');
-    const random = rng(chunks);
-    const seeded = await insertDocuments(app.db, syntheticDocuments(chunks, random));
-    const synthetic = lowRankVectors(seeded.length, embedder.dimension, random);
-    for (let i = 0; i < seeded.length; i += 1000) vectors.add(seeded.slice(i, i + 1000).map((c) => c.rowid), synthetic.slice(i, i + 1000));
-    // Marked embedded with the model in force: the service's boot keeps the vectors and embeds nothing.
-    await app.db.updateTable('chunks').set({ embedded_with: embedder.modelId }).execute();
-    // Saved here: these adds went around the index store, so its save at close does not know of them (the file stayed
-    // empty, and the service's boot embedded all the chunks again: 20 CPU-minutes before the bench's PDF could start).
-    await vectors.save();
+    const { seeded } = await seedForBoot(app, chunks);
     return { texts: seeded.filter((_, i) => i % 97 === 0).map((c) => c.text) };
   } finally {
-    await app.close(); // saves the HNSW file
+    await app.close();
   }
 }
 
