@@ -52,7 +52,14 @@ export function withDocumentRanking(fused: Scored[], documents: Array<{ document
   const lifted = fused.map((item) => ({ rowid: item.rowid, score: item.score + (gain.get(documentOf(item.rowid)) ?? 0) }));
   const present = new Set(fused.map((item) => documentOf(item.rowid)));
   const places = documents.filter((document) => !present.has(document.document_id)).map((document) => ({ document: document.document_id, score: gain.get(document.document_id)! }));
-  return [...lifted, ...places].sort((a, b) => b.score - a.score || ('rowid' in a ? ('rowid' in b ? a.rowid - b.rowid : -1) : 'rowid' in b ? 1 : a.document.localeCompare(b.document)));
+  return [...lifted, ...places].sort(byScoreChunksFirst);
+}
+
+/** Best first; on a tie a chunk before a document's place, chunks by rowid and places by document id (a stable order). */
+function byScoreChunksFirst(a: Scored | DocumentPlace, b: Scored | DocumentPlace): number {
+  if (b.score !== a.score) return b.score - a.score;
+  if ('rowid' in a) return 'rowid' in b ? a.rowid - b.rowid : -1;
+  return 'rowid' in b ? 1 : a.document.localeCompare(b.document);
 }
 
 const byScore = (a: Scored, b: Scored) => b.score - a.score || a.rowid - b.rowid;
