@@ -16,7 +16,7 @@ export interface FusionSettings {
 const DOCUMENT_WEIGHT = 4;
 
 /** Chosen on the dev half of the real-collection evaluation (docs/retrieval-quality.md). */
-export const DEFAULT_FUSION: FusionSettings = { method: 'rrf', rrfK: 60, weights: { vector: 1, keyword: 2, document: DOCUMENT_WEIGHT }, perDocument: 0 };
+export const DEFAULT_FUSION: FusionSettings = { method: 'rrf', rrfK: 30, weights: { vector: 1, keyword: 2, document: DOCUMENT_WEIGHT }, perDocument: 0 };
 
 export interface Scored {
   rowid: number;

@@ -16,6 +16,7 @@ interface Variant {
   fusion?: Partial<FusionSettings>;
 }
 
+/** RRF k is 60 in a variant whose label names no other (the default before session 13; DEFAULT_FUSION's is 30). */
 const rrf = (keyword: number, vector: number, rrfK = 60, document = DEFAULT_FUSION.weights.document): Partial<FusionSettings> => ({ method: 'rrf', rrfK, weights: { keyword, vector, document } });
 
 const VARIANTS: Variant[] = [
@@ -31,7 +32,7 @@ const VARIANTS: Variant[] = [
   ...[1, 2].map((n): Variant => ({ label: `hybrid kw×2 perDoc ${n}`, mode: 'hybrid', fusion: { ...rrf(2, 1), perDocument: n } })),
   // The whole-document keyword ranking's weight (0: chunk lists alone), with one chunk per document first as POST /api/search ranks.
   ...[0, 1, 2, 3, 4, 6].map((w): Variant => ({ label: `hybrid kw×2 doc×${w} perDoc 1`, mode: 'hybrid', fusion: { ...rrf(2, 1, 60, w), perDocument: 1 } })),
-  ...[10, 30].flatMap((k) => [2, 4].map((w): Variant => ({ label: `hybrid k=${k} kw×2 doc×${w} perDoc 1`, mode: 'hybrid', fusion: { ...rrf(2, 1, k, w), perDocument: 1 } }))),
+  ...[10, 20, 30, 40].flatMap((k) => [2, 4].map((w): Variant => ({ label: `hybrid k=${k} kw×2 doc×${w} perDoc 1`, mode: 'hybrid', fusion: { ...rrf(2, 1, k, w), perDocument: 1 } }))),
 ];
 
 async function main(): Promise<void> {

@@ -133,10 +133,11 @@ describe('first start without an embedding model (the real 256-dimension build)'
     expect(report.relatedMean).toBeGreaterThan(report.randomMean + 0.15);
   }, 60_000);
 
-  // docs/performance.md (and a run on this build): keyword 0.500 / 0.400, vector 0.875 / 0.642, hybrid default (RRF k=60, keyword list x2,
-  // chosen on the real-collection evaluation, where keywords are the stronger arm) 0.775 / 0.528; with equal weights it was 0.900 / 0.561 on
-  // this harness, whose passages the project wrote and where vectors are the stronger arm. A smoke test, not the tuning set. Floors: two
-  // questions of recall@5 and two first places of MRR below (build and harness are deterministic; the margin is for float differences between CPUs).
+  // docs/performance.md (and a run on this build): keyword 0.500 / 0.400, vector 0.875 / 0.642, hybrid default (RRF k=30, keyword list x2,
+  // chosen on the real-collection evaluation, where keywords are the stronger arm) 0.850 / 0.545 (0.775 / 0.528 at k=60); with equal weights
+  // at k=60 it was 0.900 / 0.561 on this harness, whose passages the project wrote and where vectors are the stronger arm. A smoke test, not the
+  // tuning set. Floors: two questions of recall@5 and two first places of MRR below (build and harness are deterministic; the margin is for
+  // float differences between CPUs).
   it('reaches the retrieval harness figures it reaches today, vector and hybrid well above keyword', async () => {
     const report = await runRetrievalHarness(embedder!, FUSION_CANDIDATES.slice(0, 1));
     const [keyword, vector, hybrid] = report.scores;
@@ -144,8 +145,8 @@ describe('first start without an embedding model (the real 256-dimension build)'
     expect(report.scores.map((s) => s.label)).toEqual(['keyword', 'vector', FUSION_CANDIDATES[0].label]);
     expect(vector.recallAt5, 'vector recall@5').toBeGreaterThanOrEqual(0.825);
     expect(vector.mrr, 'vector MRR').toBeGreaterThanOrEqual(0.615);
-    expect(hybrid.recallAt5, 'hybrid recall@5').toBeGreaterThanOrEqual(0.725);
-    expect(hybrid.mrr, 'hybrid MRR').toBeGreaterThanOrEqual(0.478);
+    expect(hybrid.recallAt5, 'hybrid recall@5').toBeGreaterThanOrEqual(0.8);
+    expect(hybrid.mrr, 'hybrid MRR').toBeGreaterThanOrEqual(0.495);
     expect(hybrid.recallAt5, 'hybrid recall@5 against keyword').toBeGreaterThan(keyword.recallAt5);
     expect(hybrid.mrr, 'hybrid MRR against keyword').toBeGreaterThan(keyword.mrr);
   }, 60_000);
