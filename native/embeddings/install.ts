@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { installModelFiles, pullPinnedFiles, readManifest, type EmbeddingFormat, type EmbeddingManifest, type EmbeddingPreset, type PullOptions } from '../model-files/index.js';
-import { MODEL2VEC_MAX_TOKENS, Model2VecEmbedder } from './model2vec.js';
+import { MODEL2VEC_MAX_TOKENS, installModelFiles, pullPinnedFiles, readManifest, type EmbeddingFormat, type EmbeddingManifest, type EmbeddingPreset, type PullOptions } from '../model-files/index.js';
+import { Model2VecEmbedder } from './model2vec.js';
 import { OnnxEmbedder } from './onnx-embedder.js';
 
 /** Absolute paths of the files that make an embedding model; they are copied under fixed names. */
@@ -209,7 +209,7 @@ export async function pullModel(opts: PullOptions & { preset: EmbeddingPreset })
       name: preset.name,
       licence: preset.licence,
       maxTokens: preset.maxTokens,
-      expectedSha256: Object.fromEntries(Object.entries(preset.files).map(([role, pin]) => [role, pin?.sha256])),
+      expectedSha256: Object.fromEntries(Object.entries(preset.files).map(([role, pin]) => [role, pin?.sha256 ?? undefined])),
       activate: opts.activate,
     }),
   );

@@ -4,11 +4,10 @@ import { EmbeddingDropped } from './batching.js';
 import type { EmbedOptions, Embedder } from './embedder.js';
 import { readTokenizer } from './onnx-embedder.js';
 import { readTokenTable, type TokenTable } from './safetensors.js';
+import { MODEL2VEC_MAX_TOKENS } from '../model-files/index.js';
 
 /** The tensor Model2Vec writes its token table under. */
 const TABLE_TENSOR = 'embeddings';
-/** Model2Vec's own default token limit (StaticModel.encode max_length). */
-export const MODEL2VEC_MAX_TOKENS = 512;
 /** A text this many characters per token past the limit is cut at whitespace before tokenising. */
 const LONG_TEXT_CHARS_PER_TOKEN = 8;
 

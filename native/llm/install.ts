@@ -62,7 +62,7 @@ export async function pullLlm(opts: PullOptions & { preset: LlmPreset }): Promis
       source,
       name: preset.name,
       licence: preset.licence,
-      expectedSha256: preset.files.model.sha256,
+      expectedSha256: preset.files.model.sha256 ?? undefined,
       activate: opts.activate,
     }),
   );

@@ -25,6 +25,8 @@ interface ManifestBase {
 
 export const EMBEDDING_FORMATS = ['onnx', 'model2vec'] as const;
 export type EmbeddingFormat = (typeof EMBEDDING_FORMATS)[number];
+/** Model2Vec's own default token limit (StaticModel.encode max_length): a Model2Vec model's unless its manifest says another. */
+export const MODEL2VEC_MAX_TOKENS = 512;
 
 /** manifest.json of an installed embedding model, in `${MODEL_DIR}/embeddings/<id>/`. */
 export interface EmbeddingManifest extends ManifestBase {

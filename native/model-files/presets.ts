@@ -1,4 +1,4 @@
-import type { EmbeddingFormat } from './manifest.js';
+import { type EmbeddingFormat, MODEL2VEC_MAX_TOKENS } from './manifest.js';
 import type { PinnedFile, PinnedModel } from './pull.js';
 
 /** An embedding model `models pull` knows: its pins, and its token limit (sentence-transformers' own). */
@@ -23,6 +23,13 @@ const MINILM_TOKENIZER = {
 };
 const MINILM = { repo: 'Xenova/all-MiniLM-L6-v2', revision: MINILM_REVISION, licence: 'Apache-2.0', maxTokens: 256 };
 
+// Model2Vec static models (MinishLab, MIT), each at the commit that first published its files (read from the hub's
+// pages in the project's stored copies; not fetched from this offline box). The hub shows a sha256 for large files
+// only: potion-base-8M's table is pinned by it; the rest, and potion-retrieval-32M's table (no sha256 was found), by
+// the commit alone. The first pull on a box with a network is the check: docs/models.md.
+const POTION = { format: 'model2vec', licence: 'MIT', maxTokens: MODEL2VEC_MAX_TOKENS } as const;
+const byCommit = (file: string) => ({ path: file, sha256: null });
+
 export const EMBEDDING_PRESETS: Readonly<Record<string, EmbeddingPreset>> = Object.freeze({
   'all-MiniLM-L6-v2-int8': {
     ...MINILM,
@@ -35,6 +42,22 @@ export const EMBEDDING_PRESETS: Readonly<Record<string, EmbeddingPreset>> = Obje
     id: 'all-MiniLM-L6-v2-fp32',
     name: 'all-MiniLM-L6-v2 (fp32 ONNX, 384 dimensions)',
     files: { model: { path: 'onnx/model.onnx', sha256: '759c3cd2b7fe7e93933ad23c4c9181b7396442a2ed746ec7c1d46192c469c46e', size: 90387606 }, ...MINILM_TOKENIZER },
+  },
+  'potion-base-8M': {
+    ...POTION,
+    id: 'potion-base-8M',
+    name: 'potion-base-8M (Model2Vec static embedder, 256 dimensions)',
+    repo: 'minishlab/potion-base-8M',
+    revision: 'ad78550e2b7d7f7a39d2abbc81b079aea6c20287',
+    files: { model: { path: 'model.safetensors', sha256: 'f65d0f325faadc1e121c319e2faa41170d3fa07d8c89abd48ca5358d9a223de2' }, tokenizer: byCommit('tokenizer.json'), config: byCommit('config.json') },
+  },
+  'potion-retrieval-32M': {
+    ...POTION,
+    id: 'potion-retrieval-32M',
+    name: 'potion-retrieval-32M (Model2Vec static embedder for retrieval, 512 dimensions)',
+    repo: 'minishlab/potion-retrieval-32M',
+    revision: '4df227cb5acbda0ada9536ec64621775f5d7efd7',
+    files: { model: byCommit('model.safetensors'), tokenizer: byCommit('tokenizer.json'), config: byCommit('config.json') },
   },
 });
 

@@ -11,9 +11,17 @@ import type { ModelKind } from './manifest.js';
 export interface PinnedFile {
   /** Path inside the hub repository at the pinned revision. */
   path: string;
-  sha256: string;
+  /**
+   * Checked while streaming. Null where no sha256 could be read for the file (the hub publishes one for its large
+   * files only): the model's revision must then be a full commit id, which names the file's bytes in git, and the
+   * sha256 found is what the manifest records.
+   */
+  sha256: string | null;
   size?: number;
 }
+
+/** A full git commit id: what may pin a file that has no sha256 pin. */
+const COMMIT_ID = /^[0-9a-f]{40}$/;
 
 /** A model on the hub, pinned: what `models pull` fetches. */
 export interface PinnedModel {
@@ -21,7 +29,7 @@ export interface PinnedModel {
   name: string;
   /** Hub repository, e.g. "Xenova/all-MiniLM-L6-v2". */
   repo: string;
-  /** Git commit (or branch) of the repository; the sha256 pins are what guarantee the bytes. */
+  /** Git commit (or branch) of the repository; the sha256 pins are what guarantee the bytes (a file without one: the commit). */
   revision: string;
   licence: string;
   files: { model: PinnedFile } & Record<string, PinnedFile | undefined>;
@@ -48,8 +56,8 @@ async function download(url: string, file: string, pin: PinnedFile, log?: (msg: 
     await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), meter, createWriteStream(file));
     const sha = hash.digest('hex');
     if (pin.size !== undefined && bytes !== pin.size) throw new Error(`${url}: ${bytes} bytes, pinned ${pin.size}`);
-    if (sha !== pin.sha256) throw new Error(`${url}: sha256 ${sha} does not match the pinned ${pin.sha256}`);
-    log?.(`downloaded ${pin.path} (${bytes} bytes, sha256 verified)`);
+    if (pin.sha256 !== null && sha !== pin.sha256) throw new Error(`${url}: sha256 ${sha} does not match the pinned ${pin.sha256}`);
+    log?.(`downloaded ${pin.path} (${bytes} bytes, ${pin.sha256 === null ? `sha256 ${sha}: pinned by the commit alone` : 'sha256 verified'})`);
   } catch (err) {
     await rm(file, { force: true });
     throw err;
@@ -75,6 +83,10 @@ export async function pullPinnedFiles<T>(
   opts: PullOptions,
   install: (local: Record<string, string>, source: string) => Promise<T>,
 ): Promise<T> {
+  const unpinned = Object.entries(model.files).filter(([, pin]) => pin && pin.sha256 === null).map(([role]) => role);
+  if (unpinned.length && !COMMIT_ID.test(model.revision)) {
+    throw new Error(`${model.id}: ${unpinned.join(', ')} ha${unpinned.length > 1 ? 've' : 's'} no sha256 pin, so the revision must be a full commit id, not "${model.revision}"`);
+  }
   const hub = (opts.hubUrl ?? DEFAULT_HUB_URL).replace(/\/+$/, '');
   const dir = path.join(modelsRoot(opts.modelDir, kind), `.download-${model.id}-${randomBytes(4).toString('hex')}`);
   await mkdir(dir, { recursive: true });

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadEmbedder, pullModel, type Embedder } from '../../native/embeddings/index.js';
 import { EMBEDDING_PRESETS, modelsRoot, readManifest, sha256File, type EmbeddingPreset } from '../../native/model-files/index.js';
 import { main as modelsCli } from '../../appliance/cli/models.js';
+import { POTION_BASE_4M_DIR } from '../fixtures/models.js';
 import { buildTinyEmbeddingModel, installTinyEmbeddingModel, TINY_MODEL_ID, TOKENIZER_DIR } from '../fixtures/tiny-embedding-model.js';
 
 const run = promisify(execFile);
@@ -286,6 +287,71 @@ describe('models CLI', () => {
       await embedder.close();
       await expect(pullModel({ modelDir, preset: { ...preset, id: 'gone', revision: 'f'.repeat(40) }, hubUrl: server.url })).rejects.toThrow(/HTTP 404/);
       expect((await readdir(embeddingsRoot(modelDir))).sort()).toEqual(['ACTIVE', 'pulled-tiny']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  /** The vendored potion-base-4M-int8 files as a hub serves them at `base`. */
+  const potionFiles = async (base: string) => ({
+    [base + 'model.safetensors']: await readFile(path.join(POTION_BASE_4M_DIR, 'model.safetensors')),
+    [base + 'tokenizer.json']: await readFile(path.join(POTION_BASE_4M_DIR, 'tokenizer.json')),
+    [base + 'config.json']: await readFile(path.join(POTION_BASE_4M_DIR, 'config.json')),
+  });
+
+  it('pulls a Model2Vec model whose small files are pinned by the commit alone (the hub publishes no sha256 for them); such a pin at a branch is refused', async () => {
+    const preset: EmbeddingPreset = {
+      id: 'pulled-potion',
+      name: 'potion',
+      repo: 'test/potion',
+      revision: '89abcdef0123456789abcdef0123456789abcdef',
+      licence: 'MIT',
+      format: 'model2vec',
+      maxTokens: 512,
+      files: {
+        model: { path: 'model.safetensors', sha256: await sha256File(path.join(POTION_BASE_4M_DIR, 'model.safetensors')) },
+        tokenizer: { path: 'tokenizer.json', sha256: null },
+        config: { path: 'config.json', sha256: null },
+      },
+    };
+    const server = await hub(await potionFiles(`/test/potion/resolve/${preset.revision}/`));
+    const modelDir = await tmp();
+    const logged: string[] = [];
+    try {
+      const manifest = await pullModel({ modelDir, preset, hubUrl: server.url, log: (line) => logged.push(line) });
+      expect(manifest).toMatchObject({ id: 'pulled-potion', format: 'model2vec', dimension: 128, max_tokens: 512 });
+      // What the commit pinned is recorded: the installed files are checked against it from then on.
+      expect(manifest.sha256[manifest.files.tokenizer]).toBe(await sha256File(path.join(POTION_BASE_4M_DIR, 'tokenizer.json')));
+      expect(logged.join('\n')).toMatch(/tokenizer\.json \(\d+ bytes, sha256 [0-9a-f]{64}: pinned by the commit alone\)/);
+      expect(logged.join('\n')).toMatch(/model\.safetensors \(\d+ bytes, sha256 verified\)/);
+      const embedder = (await loadEmbedder({ modelDir, device: 'cpu' }))!;
+      const [a, b, c] = await embedder.embed(['how do I reset my password', 'steps to recover a forgotten login password', 'the weather is sunny today']);
+      expect(dot(a, b)).toBeGreaterThan(dot(a, c) + 0.3);
+      await embedder.close();
+
+      await expect(pullModel({ modelDir, preset: { ...preset, id: 'at-a-branch', revision: 'main' }, hubUrl: server.url })).rejects.toThrow(
+        'at-a-branch: tokenizer, config have no sha256 pin, so the revision must be a full commit id, not "main"',
+      );
+      expect((await readdir(embeddingsRoot(modelDir))).sort()).toEqual(['ACTIVE', 'pulled-potion']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('knows potion-base-8M and potion-retrieval-32M, each pinned at a commit; potion-base-8M refuses a table that is not its pinned bytes', async () => {
+    for (const id of ['potion-base-8M', 'potion-retrieval-32M']) {
+      expect(EMBEDDING_PRESETS[id]).toMatchObject({ id, format: 'model2vec', licence: 'MIT', repo: `minishlab/${id}` });
+      expect(EMBEDDING_PRESETS[id].revision).toMatch(/^[0-9a-f]{40}$/);
+    }
+    const preset = EMBEDDING_PRESETS['potion-base-8M'];
+    expect(preset.files.model.sha256).toBe('f65d0f325faadc1e121c319e2faa41170d3fa07d8c89abd48ca5358d9a223de2');
+    const server = await hub(await potionFiles(`/${preset.repo}/resolve/${preset.revision}/`)); // the 4M files: not the pinned table
+    const modelDir = await tmp();
+    try {
+      const r = await cli(['pull', '--model', 'potion-base-8M'], { MODEL_DIR: modelDir, HEARTH_MODEL_HUB_URL: server.url });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/model\.safetensors: sha256 \w+ does not match the pinned f65d0f32/);
+      expect(await readdir(embeddingsRoot(modelDir))).toEqual([]);
     } finally {
       await server.close();
     }
