@@ -43,6 +43,12 @@ describe('extractiveQuotes', () => {
     expect(quotes[0].text.startsWith('The copper lantern stands on the pier. A storm cracked the lantern glass.')).toBe(true);
   });
 
+  it('does not cut a sentence after an initial or an abbreviation', async () => {
+    const smart = source(1, 'Disks are listed first. To detect S.M.A.R.T. status on Linux you need to install smartmontools, e.g. from the package manager. Temperatures come later.');
+    const quotes = await extractiveQuotes('What do I need to install to detect SMART status on Linux?', [smart], null);
+    expect(quotes.map((quote) => quote.text)).toContain('To detect S.M.A.R.T. status on Linux you need to install smartmontools, e.g. from the package manager.');
+  });
+
   it('answers on the keyword arm alone when the embedder fails', async () => {
     const question = 'Which tar option extracts into another directory?';
     const failing = async (): Promise<Float32Array[]> => {

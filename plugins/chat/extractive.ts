@@ -24,8 +24,8 @@ export interface ExtractiveSettings {
 /** Chosen on the dev half of the real-collection evaluation (docs/retrieval-quality.md). */
 export const EXTRACTIVE_SETTINGS: ExtractiveSettings = { words: EXTRACTIVE_WORDS, keywordShare: 0.3, rankBonus: 0.15, minRelative: 0.4, repeatJaccard: 0.6 };
 
-/** After a sentence's end mark, not after an abbreviation ("e.g.", "i.e.", "etc.", "vs."). */
-const SENTENCE_END = /(?<!\b(?:e\.g|i\.e|etc|vs|cf)\.)(?<=[.!?…。！？]["'”’)\]]?)\s+(?=\S)/gi;
+/** After a sentence's end mark, not after an abbreviation ("e.g.", "i.e.", "etc.", "vs.") or a lone letter's period (initials: "S.M.A.R.T. status", "J. Smith"). */
+const SENTENCE_END = /(?<!\b(?:e\.g|i\.e|etc|vs|cf|\p{L})\.)(?<=[.!?…。！？]["'”’)\]]?)\s+(?=\S)/giu;
 /** A line that starts a block of its own (a list item, a table row, a quote, a heading, a fence): other lines continue a hard-wrapped paragraph. */
 const BLOCK_START = /^\s*(?:[-*+>|]\s?|\d+[.)]\s|#{1,6}\s|```|~~~)/;
 const HAS_WORD = /[\p{L}\p{N}]/u;
