@@ -19,8 +19,12 @@ export const MAX_K = 50;
  * keeps the fusion's own setting (no cap): its answer quotes passages, and a document's second chunk often holds the answer.
  */
 export const SEARCH_PER_DOCUMENT = 1;
-/** Candidates each side hands to fusion: enough for RRF to find agreement, few enough to hydrate cheaply. */
-const candidatesPerSide = (k: number) => Math.min(100, Math.max(20, 2 * k));
+/**
+ * Candidates each side hands to fusion: enough for RRF to find agreement, few enough to hydrate cheaply. The same 20
+ * for any k up to 20, so that a search's first results do not depend on how many it asks for (the web UI asks for 20,
+ * the chat for 5): with 2k, k 20 ranked dev's first five worse (recall@5 0.488 against 0.508 at k 10).
+ */
+const candidatesPerSide = (k: number) => Math.max(20, k);
 /** Keyword rows kept to represent documents the whole-document ranking finds (none of their first rows a candidate). */
 const DOCUMENT_CHUNKS = 100;
 /** Rows fetched per side at most when filters hide many candidates. */

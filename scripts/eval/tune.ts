@@ -47,7 +47,7 @@ async function main(): Promise<void> {
       const service = new RetrievalService(new RetrievalRepository(db), sources, { ...DEFAULT_FUSION, ...variant.fusion });
       const scores: QuestionScore[] = [];
       for (const question of questions) {
-        const { results } = await service.search({ query: question.question, k: 10, mode: variant.mode, groups: ['everyone'] });
+        const { results } = await service.search({ query: question.question, k: Number(process.env.HEARTH_EVAL_K ?? 10), mode: variant.mode, groups: ['everyone'] });
         scores.push(score(question, results));
       }
       rows.push([variant.label, ...summaryRow(scores)]);

@@ -224,6 +224,19 @@ describe('POST /api/search', () => {
       expect(results.slice(0, keyword.length).map((r: { chunk_id: string }) => r.chunk_id).sort()).toEqual([...keyword].sort());
     });
 
+    it('fuses the same 20 candidates a side for any k up to 20, so the first results do not depend on k; k above 20 fuses k a side', async () => {
+      const query = 'harbour logbook weather';
+      const first = async (k: number) => {
+        const { results, retrieval_settings } = (await search({ query, k })).json();
+        return { ids: results.slice(0, 5).map((r: { chunk_id: string }) => r.chunk_id), candidates: retrieval_settings.candidates };
+      };
+      const [five, twenty, fifty] = [await first(5), await first(20), await first(50)];
+      expect(five.candidates).toMatchObject({ vector: 20, keyword: 20 });
+      expect(twenty.candidates).toMatchObject({ vector: 20, keyword: 20 });
+      expect(fifty.candidates).toMatchObject({ vector: 50, keyword: 50 });
+      expect(twenty.ids).toEqual(five.ids);
+    });
+
     it('embeds a query text once: another page, k or mode reuses its vector, another text does not', async () => {
       const embed = vi.spyOn(embedder, 'embed');
       try {
