@@ -33,6 +33,14 @@ const VARIANTS: Variant[] = [
   // The whole-document keyword ranking's weight (0: chunk lists alone), with one chunk per document first as POST /api/search ranks.
   ...[0, 1, 2, 3, 4, 6].map((w): Variant => ({ label: `hybrid kw×2 doc×${w} perDoc 1`, mode: 'hybrid', fusion: { ...rrf(2, 1, 60, w), perDocument: 1 } })),
   ...[10, 20, 30, 40].flatMap((k) => [2, 4].map((w): Variant => ({ label: `hybrid k=${k} kw×2 doc×${w} perDoc 1`, mode: 'hybrid', fusion: { ...rrf(2, 1, k, w), perDocument: 1 } }))),
+  // HEARTH_EVAL_GRID="keyword,vector,k,document;…": RRF settings of one's own, one chunk per document first.
+  ...(process.env.HEARTH_EVAL_GRID ?? '')
+    .split(';')
+    .filter(Boolean)
+    .map((cell): Variant => {
+      const [keyword, vector, k, document] = cell.split(',').map(Number);
+      return { label: `grid kw×${keyword} vec×${vector} k=${k} doc×${document}`, mode: 'hybrid', fusion: { ...rrf(keyword, vector, k, document), perDocument: 1 } };
+    }),
 ];
 
 async function main(): Promise<void> {
