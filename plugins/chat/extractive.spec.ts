@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SourceView } from '../conversations/index.js';
-import { EXTRACTIVE_WORDS, extractiveQuotes } from './extractive.js';
+import { EXTRACTIVE_SETTINGS, EXTRACTIVE_WORDS, extractiveQuotes } from './extractive.js';
 
 const source = (marker: number, text: string): SourceView => ({ marker, chunk_id: `c${marker}`, document_id: `d${marker}`, filename: `f${marker}.md`, score: 1, text });
 
@@ -45,8 +45,18 @@ describe('extractiveQuotes', () => {
 
   it('does not cut a sentence after an initial or an abbreviation', async () => {
     const smart = source(1, 'Disks are listed first. To detect S.M.A.R.T. status on Linux you need to install smartmontools, e.g. from the package manager. Temperatures come later.');
-    const quotes = await extractiveQuotes('What do I need to install to detect SMART status on Linux?', [smart], null);
+    // Sentences alone (no neighbours brought along), so that the cut itself shows.
+    const quotes = await extractiveQuotes('What do I need to install to detect SMART status on Linux?', [smart], null, { ...EXTRACTIVE_SETTINGS, neighbours: { after: 0, before: 0 } });
     expect(quotes.map((quote) => quote.text)).toContain('To detect S.M.A.R.T. status on Linux you need to install smartmontools, e.g. from the package manager.');
+  });
+
+  it("brings a quoted sentence's neighbours in its block along (two after, one before), not those of another block", async () => {
+    const retries = source(
+      1,
+      'The client reads its settings at start. The retry option is called backoff. It takes a count of attempts. It defaults to five. It never waits longer than a minute.\n\nLogging is configured elsewhere.',
+    );
+    const quotes = await extractiveQuotes('What is the retry option called?', [retries], null);
+    expect(quotes.map((quote) => quote.text)).toEqual(['The client reads its settings at start. The retry option is called backoff. It takes a count of attempts. It defaults to five.']);
   });
 
   it('answers on the keyword arm alone when the embedder fails', async () => {

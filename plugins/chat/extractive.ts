@@ -4,7 +4,8 @@ import { STOPWORDS, queryWords } from '../retrieval/index.js';
 /**
  * Extractive answers (no chat model): the sentences or lines of the found passages that best answer
  * the question, scored by both arms (the question's rare words, and the embedder's similarity when one
- * is installed), near-repeats left out, in about EXTRACTIVE_WORDS words; each quote keeps its marker.
+ * is installed), near-repeats left out, each with its neighbours in the same block, in about EXTRACTIVE_WORDS
+ * words; each quote keeps its marker.
  */
 export const EXTRACTIVE_WORDS = 120;
 
@@ -19,10 +20,15 @@ export interface ExtractiveSettings {
   minRelative: number;
   /** Word-set Jaccard at or above which a sentence repeats one already quoted. */
   repeatJaccard: number;
+  /**
+   * Sentences of the same block (paragraph, list item) a quoted sentence brings along, after and before it, while the
+   * budget allows: an answer often runs over into the next sentence, and a sentence alone often lacks its subject.
+   */
+  neighbours: { after: number; before: number };
 }
 
 /** Chosen on the dev half of the real-collection evaluation (docs/retrieval-quality.md). */
-export const EXTRACTIVE_SETTINGS: ExtractiveSettings = { words: EXTRACTIVE_WORDS, keywordShare: 0.3, rankBonus: 0.15, minRelative: 0.4, repeatJaccard: 0.6 };
+export const EXTRACTIVE_SETTINGS: ExtractiveSettings = { words: EXTRACTIVE_WORDS, keywordShare: 0.3, rankBonus: 0.15, minRelative: 0.4, repeatJaccard: 0.6, neighbours: { after: 2, before: 1 } };
 
 /** After a sentence's end mark, not after an abbreviation ("e.g.", "i.e.", "etc.", "vs.") or a lone letter's period (initials: "S.M.A.R.T. status", "J. Smith"). */
 const SENTENCE_END = /(?<!\b(?:e\.g|i\.e|etc|vs|cf|\p{L})\.)(?<=[.!?…。！？]["'”’)\]]?)\s+(?=\S)/giu;
@@ -40,6 +46,8 @@ export type EmbedTexts = ((texts: string[]) => Promise<Float32Array[]>) | null;
 
 interface Sentence {
   source: SourceView;
+  /** Its block among all the passages' blocks: neighbours are quoted along only within one. */
+  block: number;
   /** Its place among the passages' sentences: quotes read in the passages' order. */
   order: number;
   /** Where it lies in its source's text: a quote is always a verbatim slice. */
@@ -73,11 +81,12 @@ function blocksOf(text: string): Array<[number, number]> {
 /** The sentences of each block of each passage; pieces without a word (fences, rules) are left out. */
 function sentencesOf(sources: SourceView[]): Sentence[] {
   const sentences: Sentence[] = [];
+  let block = 0;
   const add = (source: SourceView, start: number, end: number) => {
     const raw = source.text.slice(start, end);
     const lead = raw.length - raw.trimStart().length;
     const text = raw.trim();
-    if (HAS_WORD.test(text)) sentences.push({ source, order: sentences.length, start: start + lead, end: start + lead + text.length, text, words: contentWords(text), relevance: 0, score: 0 });
+    if (HAS_WORD.test(text)) sentences.push({ source, block, order: sentences.length, start: start + lead, end: start + lead + text.length, text, words: contentWords(text), relevance: 0, score: 0 });
   };
   for (const source of sources) {
     for (const [start, end] of blocksOf(source.text)) {
@@ -87,6 +96,7 @@ function sentencesOf(sources: SourceView[]): Sentence[] {
         from = start + boundary.index + boundary[0].length;
       }
       add(source, from, end);
+      block++;
     }
   }
   return sentences;
@@ -154,14 +164,24 @@ export async function extractiveQuotes(query: string, sources: SourceView[], emb
 
   const chosen: Sentence[] = [];
   let words = 0;
+  const fits = (sentence: Sentence) => words + wordCount(sentence.text) <= settings.words * 1.2;
+  const take = (sentence: Sentence) => {
+    chosen.push(sentence);
+    words += wordCount(sentence.text);
+  };
+  const { after, before } = settings.neighbours;
+  const offsets = [...Array.from({ length: after }, (_, i) => i + 1), ...Array.from({ length: before }, (_, i) => -(i + 1))];
   for (const sentence of [...sentences].sort((a, b) => b.score - a.score || a.order - b.order)) {
     if (words >= settings.words) break;
     if (chosen.length && sentence.relevance < floor) continue;
+    // Also what a sentence taken before brought along: it repeats itself.
     if (chosen.some((other) => jaccard(other.words, sentence.words) >= settings.repeatJaccard)) continue;
-    const count = wordCount(sentence.text);
-    if (chosen.length && words + count > settings.words * 1.2) continue;
-    chosen.push(sentence);
-    words += count;
+    if (chosen.length && !fits(sentence)) continue;
+    take(sentence);
+    for (const offset of offsets) {
+      const neighbour = sentences[sentence.order + offset];
+      if (neighbour?.block === sentence.block && !chosen.includes(neighbour) && fits(neighbour)) take(neighbour);
+    }
   }
   return joinNeighbours(chosen.sort((a, b) => a.order - b.order), settings.words);
 }
