@@ -20,11 +20,12 @@ export const MAX_K = 50;
  */
 export const SEARCH_PER_DOCUMENT = 1;
 /**
- * Candidates each side hands to fusion: enough for RRF to find agreement, few enough to hydrate cheaply. The same 20
- * for any k up to 20, so that a search's first results do not depend on how many it asks for (the web UI asks for 20,
- * the chat for 5): with 2k, k 20 ranked dev's first five worse (recall@5 0.488 against 0.508 at k 10).
+ * Candidates each side hands to fusion for `wanted` results (k, or the reranker's RERANK_TOP_N when more): enough for
+ * RRF to find agreement, few enough to hydrate cheaply. The same 20 for any k up to 20, so that a search's first
+ * results do not depend on how many it asks for (the web UI asks for 20, the chat for 5): with 2k, k 20 ranked dev's
+ * first five worse (recall@5 0.488 against 0.508 at k 10).
  */
-const candidatesPerSide = (k: number) => Math.max(20, k);
+const candidatesPerSide = (wanted: number) => Math.max(20, wanted);
 /** Keyword rows kept to represent documents the whole-document ranking finds (none of their first rows a candidate). */
 const DOCUMENT_CHUNKS = 100;
 /** Rows fetched per side at most when filters hide many candidates. */
@@ -114,7 +115,11 @@ export class RetrievalService {
     const side = this.vectorSide();
     if ('unavailable' in side && mode === 'vector') throw conflict('embedder_unavailable', `Vector search is unavailable: ${side.unavailable}`);
     const modeUsed: SearchMode = 'unavailable' in side ? 'keyword' : mode;
-    const n = candidatesPerSide(k);
+    const { model: reranker, settings: rerank } = this.reranker;
+    const reranking = reranker && rerank.budgetMs > 0 ? reranker : null;
+    // What fusion must yield: the k results, or the reranker's candidates when one is in force.
+    const wanted = reranking ? Math.max(k, rerank.topN) : k;
+    const n = candidatesPerSide(wanted);
 
     const hits = new Map<number, ChunkHit>();
     const looked = new Set<number>();
@@ -146,9 +151,6 @@ export class RetrievalService {
     };
     // Deduplicated per side too, so that copies do not push distinct chunks down a side's ranking.
     const [vector, keyword] = [vectorList, keywordList].map((list) => dropNearDuplicates(list, signatureOf, n));
-    const { model: reranker, settings: rerank } = this.reranker;
-    const reranking = reranker && rerank.budgetMs > 0 ? reranker : null;
-    const wanted = reranking ? Math.max(k, rerank.topN) : k;
     const fused = modeUsed === 'hybrid' ? fuse(vector, keyword, this.fusion) : modeUsed === 'vector' ? vector : keyword;
     const documents = keywordSide?.documents;
     const ranked = documents?.ranking.length ? await this.withDocuments(fused, documents, { perDocument, wanted, hits, hydrate }) : fused;

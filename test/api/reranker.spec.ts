@@ -37,7 +37,9 @@ const DOCS = {
   'bakery.txt': 'The bakery opens at dawn and sells rye bread and cinnamon rolls.',
 };
 
-async function appWith(env: Record<string, string>): Promise<{ t: TestApp; search: (query: string) => Promise<{ filenames: string[]; rerank: Record<string, unknown> | null }> }> {
+async function appWith(
+  env: Record<string, string>,
+): Promise<{ t: TestApp; search: (query: string) => Promise<{ filenames: string[]; rerank: Record<string, unknown> | null; candidates: { keyword: number } }> }> {
   const t = await startApp(env);
   const editor = (await t.userWithRole('editor')).access;
   for (const [filename, text] of Object.entries(DOCS)) {
@@ -48,7 +50,8 @@ async function appWith(env: Record<string, string>): Promise<{ t: TestApp; searc
   const search = async (query: string) => {
     const res = await t.request({ method: 'POST', url: '/api/search', token: editor, payload: { query, mode: 'keyword', k: 3 } });
     expect(res.statusCode, res.body).toBe(200);
-    return { filenames: res.json().results.map((r: { filename: string }) => r.filename), rerank: res.json().retrieval_settings.rerank };
+    const { results, retrieval_settings } = res.json();
+    return { filenames: results.map((r: { filename: string }) => r.filename), rerank: retrieval_settings.rerank, candidates: retrieval_settings.candidates };
   };
   return { t, search };
 }
@@ -101,12 +104,22 @@ describe('the optional reranker stage', () => {
     expect(rerank).toMatchObject({ top_n: 1, scored: 1 });
   });
 
-  it('RERANK_BUDGET_MS=0 turns it off', async () => {
-    const app = await appWith({ MODEL_DIR: modelDir, RERANK_BUDGET_MS: '0' });
+  it('RERANK_BUDGET_MS=0 turns it off (and RERANK_TOP_N then asks for no deeper candidates)', async () => {
+    const app = await appWith({ MODEL_DIR: modelDir, RERANK_BUDGET_MS: '0', RERANK_TOP_N: '40' });
     t = app.t;
-    const { filenames, rerank } = await app.search('lighthouse');
+    const { filenames, rerank, candidates } = await app.search('lighthouse');
     expect(filenames).toEqual(['lighthouse.txt', 'zebra.txt']);
     expect(rerank).toBeNull();
+    expect(candidates).toMatchObject({ keyword: 20 });
+  });
+
+  it('RERANK_TOP_N over 20 fetches that many candidates a side, so the reranker can see them', async () => {
+    const app = await appWith({ MODEL_DIR: modelDir, RERANK_TOP_N: '40' });
+    t = app.t;
+    const { filenames, rerank, candidates } = await app.search('lighthouse');
+    expect(filenames).toEqual(['zebra.txt', 'lighthouse.txt']);
+    expect(rerank).toMatchObject({ top_n: 40, scored: 2 });
+    expect(candidates).toMatchObject({ keyword: 40 });
   });
 
   it('a tampered reranker is refused at start with a warning, and search runs without it', async () => {
