@@ -174,7 +174,7 @@ export async function extractiveQuotes(query: string, sources: SourceView[], emb
   for (const sentence of [...sentences].sort((a, b) => b.score - a.score || a.order - b.order)) {
     if (words >= settings.words) break;
     if (chosen.length && sentence.relevance < floor) continue;
-    // Also what a sentence taken before brought along: it repeats itself.
+    // A sentence already brought along as a neighbour is skipped here too: it repeats itself.
     if (chosen.some((other) => jaccard(other.words, sentence.words) >= settings.repeatJaccard)) continue;
     if (chosen.length && !fits(sentence)) continue;
     take(sentence);
