@@ -55,6 +55,8 @@ interface Sentence {
   end: number;
   text: string;
   words: Set<string>;
+  /** Its length in words, against the budget. */
+  length: number;
   /** Both arms, 0..1. */
   relevance: number;
   /** Relevance and the passage's rank. */
@@ -63,6 +65,7 @@ interface Sentence {
 
 const stem = (word: string) => word.replace(/(ies|es|s|ing|ed|ly)$/, '') || word;
 const contentWords = (text: string) => new Set(queryWords(text).filter((word) => word.length > 1 && !STOPWORDS.has(word)).map(stem));
+const wordCount = (text: string) => text.split(/\s+/).filter(Boolean).length;
 
 /** Blocks of a passage as [start, end) offsets: a blank line or a BLOCK_START line begins one; hard-wrapped lines of a paragraph stay together. */
 function blocksOf(text: string): Array<[number, number]> {
@@ -86,7 +89,7 @@ function sentencesOf(sources: SourceView[]): Sentence[] {
     const raw = source.text.slice(start, end);
     const lead = raw.length - raw.trimStart().length;
     const text = raw.trim();
-    if (HAS_WORD.test(text)) sentences.push({ source, block, order: sentences.length, start: start + lead, end: start + lead + text.length, text, words: contentWords(text), relevance: 0, score: 0 });
+    if (HAS_WORD.test(text)) sentences.push({ source, block, order: sentences.length, start: start + lead, end: start + lead + text.length, text, words: contentWords(text), length: wordCount(text), relevance: 0, score: 0 });
   };
   for (const source of sources) {
     for (const [start, end] of blocksOf(source.text)) {
@@ -139,8 +142,6 @@ function jaccard(a: Set<string>, b: Set<string>): number {
   return union ? common / union : 1;
 }
 
-const wordCount = (text: string) => text.split(/\s+/).filter(Boolean).length;
-
 /** At most `words` words of a text, cut at a word with an ellipsis. */
 function clipped(text: string, words: number): string {
   const all = text.split(/\s+/).filter(Boolean);
@@ -164,17 +165,17 @@ export async function extractiveQuotes(query: string, sources: SourceView[], emb
 
   const chosen: Sentence[] = [];
   let words = 0;
-  const fits = (sentence: Sentence) => words + wordCount(sentence.text) <= settings.words * 1.2;
+  const fits = (sentence: Sentence) => words + sentence.length <= settings.words * 1.2;
   const take = (sentence: Sentence) => {
     chosen.push(sentence);
-    words += wordCount(sentence.text);
+    words += sentence.length;
   };
   const { after, before } = settings.neighbours;
   const offsets = [...Array.from({ length: after }, (_, i) => i + 1), ...Array.from({ length: before }, (_, i) => -(i + 1))];
   for (const sentence of [...sentences].sort((a, b) => b.score - a.score || a.order - b.order)) {
     if (words >= settings.words) break;
     if (chosen.length && sentence.relevance < floor) continue;
-    // A sentence already brought along as a neighbour is skipped here too: it repeats itself.
+    if (chosen.includes(sentence)) continue; // brought along as a neighbour already
     if (chosen.some((other) => jaccard(other.words, sentence.words) >= settings.repeatJaccard)) continue;
     if (chosen.length && !fits(sentence)) continue;
     take(sentence);

@@ -58,6 +58,9 @@ const READABLE_CACHE = 64;
 /** Query terms whose probed frequencies are kept at once: query words repeat (a few are asked about often). */
 const FREQUENCY_CACHE = 4096;
 
+/** A ranking may skip the per-match access test: the reader may read every indexed document and asked for no subset. */
+const unfiltered = (scope: ReadScope, readsAll: boolean) => readsAll && !scope.document_ids;
+
 /** Parameters of the access conditions, shared by the prepared queries below. */
 const scopeParams = (scope: ReadScope) => ({
   groups: JSON.stringify(scope.groups),
@@ -209,13 +212,13 @@ export class RetrievalRepository {
   /** Best bm25 matches first among the rows the scope may read, at or above `minRowid`. Text and heading weigh the same. */
   async keywordRanked(match: string, limit: number, scope: ReadScope, minRowid = 0, readsAll = false): Promise<RankedRowid[]> {
     const meta = metadataParam(scope.metadata);
-    const rows = readsAll && !scope.document_ids ? await this.rankedAll({ match, minRowid, limit, meta }) : await this.ranked({ match, minRowid, limit, ...scopeParams(scope), meta });
+    const rows = unfiltered(scope, readsAll) ? await this.rankedAll({ match, minRowid, limit, meta }) : await this.ranked({ match, minRowid, limit, ...scopeParams(scope), meta });
     return rows.map((row) => ({ rowid: row.rowid, score: -row.bm25, document_id: row.document_id }));
   }
 
   /** Documents the scope may read, best bm25 over their whole text first (-bm25: higher is better). */
   async documentsRanked(match: string, limit: number, scope: ReadScope, readsAll = false): Promise<Array<{ document_id: string; score: number }>> {
-    const rows = readsAll && !scope.document_ids ? await this.rankedDocumentsAll({ match, limit }) : await this.rankedDocuments({ match, limit, ...scopeParams(scope) });
+    const rows = unfiltered(scope, readsAll) ? await this.rankedDocumentsAll({ match, limit }) : await this.rankedDocuments({ match, limit, ...scopeParams(scope) });
     return rows.map((row) => ({ document_id: row.document_id, score: -row.bm25 }));
   }
 

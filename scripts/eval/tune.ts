@@ -46,6 +46,7 @@ const VARIANTS: Variant[] = [
 async function main(): Promise<void> {
   const { work, set, questions } = await evalWork();
   const only = process.env.HEARTH_EVAL_VARIANTS?.split(',');
+  const k = Number(process.env.HEARTH_EVAL_K ?? 10);
   const { db, score } = await openEvalDatabase(work);
   const { embedder, vectors } = await openEvalVectors(work);
   const sources = { embedder: () => embedder, vectors: () => vectors };
@@ -55,7 +56,7 @@ async function main(): Promise<void> {
       const service = new RetrievalService(new RetrievalRepository(db), sources, { ...DEFAULT_FUSION, ...variant.fusion });
       const scores: QuestionScore[] = [];
       for (const question of questions) {
-        const { results } = await service.search({ query: question.question, k: Number(process.env.HEARTH_EVAL_K ?? 10), mode: variant.mode, groups: ['everyone'] });
+        const { results } = await service.search({ query: question.question, k, mode: variant.mode, groups: ['everyone'] });
         scores.push(score(question, results));
       }
       rows.push([variant.label, ...summaryRow(scores)]);
