@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HNSW_PARAMETERS, openVectorIndex } from './index.js';
-import { unitVector } from '../../test/fixtures/unit-vectors.js';
+import { nearestUnitVectors, unitVector } from '../../test/fixtures/unit-vectors.js';
 
 const DIM = 16;
 
@@ -90,6 +90,29 @@ describe('HNSW vector index', () => {
     expect(reopened.diskBytes()).toBe(index.diskBytes());
   });
 
+
+  it('searches a small index exactly: the true nearest, and the same answers however its graph was built', async () => {
+    const labels = range(0, 4000); // up to 4,096 live vectors the addon compares them all (hnsw-int8.cc)
+    const inOrder = await openVectorIndex({ file: path.join(dir, 'in-order.hnsw'), dimension: 24, modelId: 'model-a@1' });
+    inOrder.add(labels, labels.map((l) => vectorOf(l, 24)));
+    // Another graph over the same vectors: reversed, with a part added, removed and added again (a restored backup re-indexes what was mid-ingest).
+    const rebuilt = await openVectorIndex({ file: path.join(dir, 'rebuilt.hnsw'), dimension: 24, modelId: 'model-a@1' });
+    const reversed = [...labels].reverse();
+    rebuilt.add(reversed, reversed.map((l) => vectorOf(l, 24)));
+    rebuilt.remove(range(1000, 1500));
+    rebuilt.add(range(1000, 1500), range(1000, 1500).map((l) => vectorOf(l, 24)));
+    for (const q of range(0, 20)) {
+      const query = vectorOf(900_000 + q, 24);
+      const found = inOrder.search(query, 64);
+      expect(rebuilt.search(query, 64)).toEqual(found);
+      // Against float32 cosine, int8 rounding (cosine within 0.01) may only swap neighbours about as near as the 64th.
+      const cosine = (label: number) => vectorOf(label, 24).reduce((sum, x, i) => sum + x * query[i], 0);
+      const edge = cosine(nearestUnitVectors(query, labels, 64)[63]);
+      const clearlyNearer = labels.filter((label) => cosine(label) > edge + 0.01);
+      expect(clearlyNearer.filter((label) => !found.some((hit) => hit.label === label))).toEqual([]);
+      expect(found.every(({ label }) => cosine(label) >= edge - 0.01)).toBe(true);
+    }
+  });
   it('never loads a saved index as another model or dimension: it is discarded and starts empty', async () => {
     const index = await open('model-a@1');
     index.add([1, 2, 3], [vectorOf(1), vectorOf(2), vectorOf(3)]);

@@ -32,6 +32,10 @@ constexpr const char* kBusy = "index is being saved or loaded";
 // 4.5% of a million. A few percent admitted would otherwise walk most of the graph.
 constexpr size_t kExactFilterVectors = 4096;
 constexpr double kExactFilterCrossover = 2048;
+// An unfiltered search of an index this small compares every vector too: under a millisecond, and exact, so a small
+// collection's vector side never misses a neighbour, and the same vectors give the same answer however the graph
+// was built (a restored backup that re-indexed what was mid-ingest walks another graph than the original).
+constexpr size_t kExactVectors = 4096;
 
 using Found = std::priority_queue<std::pair<float, hnswlib::labeltype>>;
 
@@ -294,7 +298,9 @@ class Index : public Napi::ObjectWrap<Index> {
     const std::vector<uint8_t> query = Quantised(info, 0);
     const size_t k = Size(info, 1, "k");
     const bool filtered = info.Length() > 2 && !info[2].IsUndefined();
-    Found found = filtered ? SearchAllowed(info, graph, query, k) : Guard(info.Env(), [&] { return graph.searchKnn(query.data(), k); });
+    Found found = filtered ? SearchAllowed(info, graph, query, k)
+                  : graph.getCurrentElementCount() - graph.getDeletedCount() <= kExactVectors ? ExactAll(graph, query, k)
+                  : Guard(info.Env(), [&] { return graph.searchKnn(query.data(), k); });
     return Results(info.Env(), found);
   }
 
@@ -331,15 +337,32 @@ class Index : public Napi::ObjectWrap<Index> {
       for (const hnswlib::labeltype label : labels->second) {
         const auto slot = graph.label_lookup_.find(label);
         if (slot == graph.label_lookup_.end() || graph.isMarkedDeleted(slot->second)) continue;
-        const float distance = graph.fstdistfunc_(query.data(), graph.getDataByInternalId(slot->second), graph.dist_func_param_);
-        if (nearest.size() < k) nearest.emplace(distance, label);
-        else if (distance < nearest.top().first) {
-          nearest.pop();
-          nearest.emplace(distance, label);
-        }
+        Keep(nearest, k, graph.fstdistfunc_(query.data(), graph.getDataByInternalId(slot->second), graph.dist_func_param_), label);
       }
     }
     return nearest;
+  }
+
+  // Compares the query with every live vector; keeps the k nearest.
+  static Found ExactAll(Graph& graph, const std::vector<uint8_t>& query, size_t k) {
+    Found nearest;
+    if (k == 0) return nearest;
+    const size_t count = graph.getCurrentElementCount();
+    for (hnswlib::tableint id = 0; id < count; ++id) {
+      if (graph.isMarkedDeleted(id)) continue;
+      Keep(nearest, k, graph.fstdistfunc_(query.data(), graph.getDataByInternalId(id), graph.dist_func_param_), graph.getExternalLabel(id));
+    }
+    return nearest;
+  }
+
+  // Keeps the k nearest seen so far; of equally near ones the lower labels, whatever order they come in.
+  static void Keep(Found& nearest, size_t k, float distance, hnswlib::labeltype label) {
+    const std::pair<float, hnswlib::labeltype> candidate(distance, label);
+    if (nearest.size() < k) nearest.push(candidate);
+    else if (candidate < nearest.top()) {
+      nearest.pop();
+      nearest.push(candidate);
+    }
   }
 
   static Napi::Value Results(Napi::Env env, Found& found) {
