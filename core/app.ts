@@ -53,7 +53,7 @@ function validatorCompilers() {
 
 /** Builds the whole service: core plugins first, then each feature of plugins/boot-order.ts in order. */
 export async function buildApp({ config, logStream, https, network = systemNetwork }: BuildAppOptions): Promise<FastifyInstance> {
-  const db = await openDatabase(config.databaseFile);
+  const db = await openDatabase(config.databaseFile, config.sqliteCacheMiB);
   const settings = await SettingsStore.open(new SettingsRepository(db), config.seed);
 
   const logPrivacy = new LogPrivacy(config.jwtSecretKey, settings);

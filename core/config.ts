@@ -50,12 +50,23 @@ export interface SeedSettings {
 }
 export type SeedKey = keyof SeedSettings;
 
+/**
+ * SQLite's page cache, MiB (its default is 2). A search at 100k chunks reads the keyword index's pages, the
+ * chunk-to-document index and the documents again and again; with 2 MiB most of them were read back through the
+ * file and parsed anew each time. 16 MiB took 15-25% off hybrid /api/search at 100k chunks (p50 and p95, with and
+ * without an access filter; 8 MiB about half of that, 64 MiB no more: docs/performance.md). It fills as pages are
+ * read, so it costs its size in RSS on a large index and less on a small one.
+ */
+export const DEFAULT_SQLITE_CACHE_MIB = 16;
+
 export interface Config {
   port: number;
   host: string;
   dataDir: string;
   modelDir: string;
   databaseFile: string;
+  /** SQLite's page cache of the service's connection, MiB (HEARTH_SQLITE_CACHE_MB; DEFAULT_SQLITE_CACHE_MIB). */
+  sqliteCacheMiB: number;
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
   vectorDbUrl: string;
@@ -383,6 +394,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     dataDir,
     modelDir,
     databaseFile,
+    sqliteCacheMiB: int(env, 'HEARTH_SQLITE_CACHE_MB', DEFAULT_SQLITE_CACHE_MIB, 1, 4096),
     databaseUrl,
     redisUrl: url(env, 'REDIS_URL'),
     vectorDbUrl: url(env, 'VECTORDB_URL', 'http://rag-db:6333')!,

@@ -158,6 +158,21 @@ describe('storage', () => {
     await t.close();
   });
 
+  it('keeps a 16 MiB page cache, or HEARTH_SQLITE_CACHE_MB; a value out of 1..4096 stops the start', async () => {
+    const { sql } = await import('kysely');
+    const cacheSize = async (env: Record<string, string>) => {
+      const t = await startApp(env);
+      try {
+        return (await sql<{ cache_size: number }>`pragma cache_size`.execute(t.app.db)).rows[0].cache_size;
+      } finally {
+        await t.close();
+      }
+    };
+    expect(await cacheSize({})).toBe(-16 * 1024); // negative: KiB
+    expect(await cacheSize({ HEARTH_SQLITE_CACHE_MB: '48' })).toBe(-48 * 1024);
+    for (const bad of ['0', '4097', 'lots', '2.5']) expect(failure({ ...base(), HEARTH_SQLITE_CACHE_MB: bad }).message).toContain('HEARTH_SQLITE_CACHE_MB');
+  });
+
   it('ignores DB_POOL_* for SQLite', () => {
     const config = load({ ...base(), DB_POOL_SIZE: '3' });
     expect(config.dbPool.size).toBe(3);
