@@ -75,12 +75,14 @@ export function probedFrequency(probe: { n: number; last: number | null }, cap: 
 
 interface KeywordPlan {
   match: string;
+  /** The term of each phrase of `match`, in its order (a term may stand twice): what hearth_bm25 takes frequencies for. */
+  phrases: string[];
   /** The rare terms' OR alone (absent for a windowed plan): what whole documents are ranked by. */
   rare?: string;
   /** Only common terms: rank just the newest matches (the vector side carries such vague queries). */
   windowed: boolean;
-  /** Tried when a windowed AND finds nothing: the rarest common term alone. */
-  relaxed?: string;
+  /** Tried when a windowed AND finds nothing: the rarest common term alone (its one phrase). */
+  relaxed?: { match: string; phrases: string[] };
   terms: string[];
 }
 
@@ -102,13 +104,15 @@ export function planKeywordQuery(frequencies: TermFrequency[]): KeywordPlan | nu
   const common = present.slice(rare.length);
   if (!rare.length) {
     const and = commonTerms(common, KEYWORD_LIMITS.maxAndTerms, 1);
-    const relaxed = and.length > 1 ? quoteTerm(and[0]) : undefined;
-    return { match: and.map(quoteTerm).join(' AND '), windowed: true, relaxed, terms: and };
+    const relaxed = and.length > 1 ? { match: quoteTerm(and[0]), phrases: [and[0]] } : undefined;
+    return { match: and.map(quoteTerm).join(' AND '), phrases: and, windowed: true, relaxed, terms: and };
   }
   const refine = commonTerms(common, KEYWORD_LIMITS.maxRefiningTerms, 0);
-  const anyRare = `(${rare.map((f) => quoteTerm(f.term)).join(' OR ')})`;
-  const match = refine.length ? `${anyRare} OR (${anyRare} AND (${refine.map(quoteTerm).join(' OR ')}))` : anyRare;
-  return { match, rare: anyRare, windowed: false, terms: [...rare.map((f) => f.term), ...refine] };
+  const rareTerms = rare.map((f) => f.term);
+  const anyRare = `(${rareTerms.map(quoteTerm).join(' OR ')})`;
+  if (!refine.length) return { match: anyRare, phrases: rareTerms, rare: anyRare, windowed: false, terms: rareTerms };
+  const match = `${anyRare} OR (${anyRare} AND (${refine.map(quoteTerm).join(' OR ')}))`;
+  return { match, phrases: [...rareTerms, ...rareTerms, ...refine], rare: anyRare, windowed: false, terms: [...rareTerms, ...refine] };
 }
 
 /** The rarest common terms, up to `max`, while their frequencies fit KEYWORD_LIMITS.commonTermRows (at least `min` of them). */

@@ -107,12 +107,14 @@ export class RetrievalRepository {
     );
     const visible = sql`d.status = 'indexed' and ${readableBy('d.groups', '$groups')}
       and (${'$documentIds'} is null or d.id in (select value from json_each(${'$documentIds'})))`;
-    // ORDER BY bm25() rather than rank: FTS5's rank sorter scores every match and ignores the rowid bound.
+    // hearth_bm25() is FTS5's bm25() given each phrase's document frequency (native/keyword-rank), which bm25() would
+    // count first by reading every phrase's whole doclist. ORDER BY it rather than rank: FTS5's rank sorter scores
+    // every match and ignores the rowid bound.
     // The reader's access is a condition of the ranking itself: rows they may not read are never ranked.
     // A match reaches its document through the narrow (rowid, document_id) index, not the chunk's wide row (0016).
-    this.ranked = prepared<{ rowid: number; bm25: number; document_id: string }, { match: string; minRowid: number; limit: number; groups: string; documentIds: string | null; meta: string | null }>(
+    this.ranked = prepared<{ rowid: number; bm25: number; document_id: string }, { match: string; frequencies: Buffer; minRowid: number; limit: number; groups: string; documentIds: string | null; meta: string | null }>(
       run,
-      sql<{ rowid: number; bm25: number; document_id: string }>`select chunks_fts.rowid as rowid, bm25(chunks_fts) as bm25, c.document_id as document_id from chunks_fts
+      sql<{ rowid: number; bm25: number; document_id: string }>`select chunks_fts.rowid as rowid, hearth_bm25(chunks_fts, ${'$frequencies'}) as bm25, c.document_id as document_id from chunks_fts
         cross join chunks c indexed by chunks_document_by_rowid on c.rowid = chunks_fts.rowid
         cross join documents d on d.id = c.document_id
         where chunks_fts match ${'$match'} and chunks_fts.rowid >= ${'$minRowid'} and ${visible}
@@ -122,10 +124,10 @@ export class RetrievalRepository {
     // The same ranking for a reader who may read every indexed document (one group, or an admin in them all):
     // no join per match. A chunk of a document that is not indexed any more drops when its row is looked up.
     // Each ranked row's document is read after the limit, from the narrow index: a few rows, not every match.
-    this.rankedAll = prepared<{ rowid: number; bm25: number; document_id: string }, { match: string; minRowid: number; limit: number; meta: string | null }>(
+    this.rankedAll = prepared<{ rowid: number; bm25: number; document_id: string }, { match: string; frequencies: Buffer; minRowid: number; limit: number; meta: string | null }>(
       run,
       sql<{ rowid: number; bm25: number; document_id: string }>`select r.rowid as rowid, r.bm25 as bm25, c.document_id as document_id from (
-          select rowid, bm25(chunks_fts) as bm25 from chunks_fts
+          select rowid, hearth_bm25(chunks_fts, ${'$frequencies'}) as bm25 from chunks_fts
           where chunks_fts match ${'$match'} and rowid >= ${'$minRowid'}
             and (${'$meta'} is null or rowid in (${metadataRowids()}))
           order by bm25 limit ${'$limit'}
@@ -209,10 +211,15 @@ export class RetrievalRepository {
     return (await this.floor({ match, offset, meta: metadataParam(metadata) }))[0]?.rowid ?? 0;
   }
 
-  /** Best bm25 matches first among the rows the scope may read, at or above `minRowid`. Text and heading weigh the same. */
-  async keywordRanked(match: string, limit: number, scope: ReadScope, minRowid = 0, readsAll = false): Promise<RankedRowid[]> {
+  /**
+   * Best bm25 matches first among the rows the scope may read, at or above `minRowid`. Text and heading weigh the same.
+   * `phraseFrequencies`: the matching chunks of each phrase of `match`, in its order (termFrequencies).
+   */
+  async keywordRanked(query: { match: string; phraseFrequencies: number[] }, limit: number, scope: ReadScope, minRowid = 0, readsAll = false): Promise<RankedRowid[]> {
+    const { match } = query;
+    const frequencies = Buffer.from(Float64Array.from(query.phraseFrequencies).buffer);
     const meta = metadataParam(scope.metadata);
-    const rows = unfiltered(scope, readsAll) ? await this.rankedAll({ match, minRowid, limit, meta }) : await this.ranked({ match, minRowid, limit, ...scopeParams(scope), meta });
+    const rows = unfiltered(scope, readsAll) ? await this.rankedAll({ match, frequencies, minRowid, limit, meta }) : await this.ranked({ match, frequencies, minRowid, limit, ...scopeParams(scope), meta });
     return rows.map((row) => ({ rowid: row.rowid, score: -row.bm25, document_id: row.document_id }));
   }
 

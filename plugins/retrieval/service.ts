@@ -230,21 +230,24 @@ export class RetrievalService {
     const frequencies = await this.repository.termFrequencies(terms, KEYWORD_LIMITS.probeCap);
     const plan = planKeywordQuery(terms.map((term, i) => ({ term, df: frequencies[i] })));
     if (!plan) return null;
+    const frequencyOf = new Map(terms.map((term, i) => [term, frequencies[i]]));
     /** The first n rows are the candidates; `depth` rows are fetched (the deeper ones for the document ranking). */
-    const ranked = async (match: string, depth = n) => {
+    const ranked = async (query: { match: string; phrases: string[] }, depth = n) => {
+      const { match } = query;
       const floor = plan.windowed ? await this.repository.newestMatchFloor(match, KEYWORD_LIMITS.rowBudget, scope.metadata) : 0;
-      const fetch = (limit: number) => this.repository.keywordRanked(match, limit, scope, floor, readsAll);
+      const phraseFrequencies = query.phrases.map((term) => frequencyOf.get(term)!);
+      const fetch = (limit: number) => this.repository.keywordRanked({ match, phraseFrequencies }, limit, scope, floor, readsAll);
       const rows = await fetch(depth);
       return { candidates: { list: rows.slice(0, n), limit: n, fetch }, rows };
     };
     const relaxed = plan.relaxed;
     if (!rankDocuments || !plan.rare) {
-      const { candidates } = await ranked(plan.match);
+      const { candidates } = await ranked(plan);
       return { ...candidates, ...(relaxed ? { relaxed: async () => (await ranked(relaxed)).candidates } : {}) };
     }
     // bm25 scores every match whatever the limit, so the deeper rows cost 0.2-0.4 ms more: they hold the best chunk of
     // a ranked document none of whose first n chunks is a candidate.
-    const { candidates, rows } = await ranked(plan.match, Math.max(n, DOCUMENT_CHUNKS));
+    const { candidates, rows } = await ranked(plan, Math.max(n, DOCUMENT_CHUNKS));
     // Ranked by the rare terms alone: a common term's doclist over whole documents costs a search most of its time.
     const ranking = await this.repository.documentsRanked(plan.rare, n, scope, readsAll);
     return { ...candidates, documents: { ranking, chunks: rows } };

@@ -269,7 +269,14 @@ describe('keyword query plan', () => {
 
   it('ORs the rare terms within the row budget and lets common ones only refine them', () => {
     const plan = planKeywordQuery([{ term: 'server', df: 2000 }, { term: 'kestrel', df: 12 }, { term: 'absent', df: 0 }, { term: 'filter', df: 300 }]);
-    expect(plan).toEqual({ match: '("kestrel" OR "filter") OR (("kestrel" OR "filter") AND ("server"))', rare: '("kestrel" OR "filter")', windowed: false, terms: ['kestrel', 'filter', 'server'] });
+    expect(plan).toEqual({
+      match: '("kestrel" OR "filter") OR (("kestrel" OR "filter") AND ("server"))',
+      phrases: ['kestrel', 'filter', 'kestrel', 'filter', 'server'], // each phrase of the match, in its order
+      rare: '("kestrel" OR "filter")',
+      windowed: false,
+      terms: ['kestrel', 'filter', 'server'],
+    });
+    expect(planKeywordQuery([{ term: 'kestrel', df: 12 }])).toMatchObject({ match: '("kestrel")', phrases: ['kestrel'] });
     expect(planKeywordQuery([{ term: 'absent', df: 0 }])).toBeNull();
   });
 
@@ -282,7 +289,13 @@ describe('keyword query plan', () => {
 
   it('with common terms only, ANDs them over a bounded window, relaxing to the rarest alone', () => {
     const cap = KEYWORD_LIMITS.probeCap;
-    expect(planKeywordQuery([{ term: 'server', df: 5 * cap }, { term: 'network', df: cap }])).toEqual({ match: '"network" AND "server"', windowed: true, relaxed: '"network"', terms: ['network', 'server'] });
+    expect(planKeywordQuery([{ term: 'server', df: 5 * cap }, { term: 'network', df: cap }])).toEqual({
+      match: '"network" AND "server"',
+      phrases: ['network', 'server'],
+      windowed: true,
+      relaxed: { match: '"network"', phrases: ['network'] },
+      terms: ['network', 'server'],
+    });
   });
 });
 

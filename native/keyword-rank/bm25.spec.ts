@@ -1,0 +1,71 @@
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BM25_EXTENSION } from './index.js';
+
+/**
+ * hearth_bm25 (sqlite-bm25/hearth-bm25.c), which every connection of the service loads (core/db): given each
+ * phrase's true document frequency it scores every row as FTS5's own bm25() does, on a table shaped like chunks_fts
+ * (two columns, the same tokenizer). Through the service, every keyword search ranks with it (test/api/retrieval).
+ */
+
+const WORDS = ['kestrel', 'harbour', 'valve', 'lantern', 'quarry', 'signal', 'meadow', 'copper', 'ember', 'glacier', 'the', 'of', 'and'];
+
+let db: Database.Database;
+
+beforeAll(() => {
+  db = new Database(':memory:');
+  (db.loadExtension as (file: string, entryPoint: string) => unknown).call(db, BM25_EXTENSION.file, BM25_EXTENSION.entryPoint);
+  db.exec("create virtual table chunks_fts using fts5(text, heading, tokenize='porter unicode61 remove_diacritics 2')");
+  // Rows of varied length and term counts, some with a heading (the second column).
+  let state = 7;
+  const next = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0);
+  const insert = db.prepare('insert into chunks_fts (text, heading) values (?, ?)');
+  for (let i = 0; i < 300; i++) insert.run(Array.from({ length: 5 + (next() % 60) }, () => WORDS[next() % WORDS.length]).join(' '), next() % 3 ? null : `${WORDS[next() % 10]} notes`);
+});
+afterAll(() => db.close());
+
+const frequencies = (values: number[]) => Buffer.from(Float64Array.from(values).buffer);
+
+const documentFrequency = (term: string) => (db.prepare('select count(*) as n from chunks_fts where chunks_fts match ?').get(`"${term}"`) as { n: number }).n;
+
+function both(match: string, phrases: string[]) {
+  const given = frequencies(phrases.map(documentFrequency));
+  return db.prepare('select rowid, bm25(chunks_fts) as own, hearth_bm25(chunks_fts, ?) as ours from chunks_fts where chunks_fts match ? order by own, rowid').all(given, match) as Array<{ rowid: number; own: number; ours: number }>;
+}
+
+describe('hearth_bm25', () => {
+  it("scores every row as FTS5's bm25() does when given each phrase's document frequency", () => {
+    const cases: Array<[string, string[]]> = [
+      ['"kestrel"', ['kestrel']],
+      ['"kestrel" OR "glacier"', ['kestrel', 'glacier']],
+      // The plan's shape: rare terms, then the same again ANDed with common ones (a term twice, two phrases).
+      ['("kestrel" OR "glacier") OR (("kestrel" OR "glacier") AND ("the" OR "of"))', ['kestrel', 'glacier', 'kestrel', 'glacier', 'the', 'of']],
+      ['"the" AND "signal"', ['the', 'signal']],
+      ['"notes"', ['notes']], // heading words
+    ];
+    for (const [match, phrases] of cases) {
+      const rows = both(match, phrases);
+      expect(rows.length, match).toBeGreaterThan(5);
+      for (const row of rows) expect(Math.abs(row.own - row.ours), match).toBeLessThan(1e-9);
+      expect(rows.some((row) => row.own !== rows[0].own), match).toBe(true); // not all alike: the test can tell orders apart
+    }
+  });
+
+  it('weighs each phrase by the frequency it is given: a rarer one counts more', () => {
+    const match = '"kestrel" OR "glacier"';
+    const score = (values: number[]) =>
+      new Map((db.prepare('select rowid, hearth_bm25(chunks_fts, ?) as score from chunks_fts where chunks_fts match ?').all(frequencies(values), match) as Array<{ rowid: number; score: number }>).map((row) => [row.rowid, row.score]));
+    const firstOf = (only: string) => (db.prepare('select rowid from chunks_fts where chunks_fts match ? limit 1').get(only) as { rowid: number }).rowid;
+    const [kestrelOnly, glacierOnly] = [firstOf('"kestrel" NOT "glacier"'), firstOf('"glacier" NOT "kestrel"')];
+    const asCounted = score([documentFrequency('kestrel'), documentFrequency('glacier')]);
+    const kestrelRare = score([1, documentFrequency('glacier')]);
+    expect(kestrelRare.get(kestrelOnly)!).toBeLessThan(asCounted.get(kestrelOnly)!); // lower is better, as bm25()
+    expect(kestrelRare.get(glacierOnly)).toBe(asCounted.get(glacierOnly));
+  });
+
+  it('refuses frequencies that are not one float64 per phrase, and a call without them', () => {
+    const run = (given: unknown) => () => db.prepare(`select hearth_bm25(chunks_fts, ?) from chunks_fts where chunks_fts match '"kestrel" OR "glacier"'`).all(given);
+    for (const given of [frequencies([3]), Buffer.from('twelve'), 'text', null]) expect(run(given)).toThrow(/one float64 document frequency per phrase/);
+    expect(() => db.prepare(`select hearth_bm25(chunks_fts) from chunks_fts where chunks_fts match '"kestrel"'`).all()).toThrow(/expects the table and one blob/);
+  });
+});
