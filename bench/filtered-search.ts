@@ -78,7 +78,7 @@ export async function benchFilteredSearch(chunks: number, queryCount: number, em
 }
 
 /** A viewer whose groups are set straight in the database (the bench measures search, not group management). */
-async function userIn(app: FastifyInstance, admin: string, name: string, groups: string[]): Promise<string> {
+export async function userIn(app: FastifyInstance, admin: string, name: string, groups: string[]): Promise<string> {
   const username = `bench-${name.replace(/[^a-z0-9]+/gi, '-')}`.replace(/-+$/, '');
   const password = `${username}-password-long`;
   const created = await app.inject({ method: 'POST', url: '/api/auth/users', headers: { authorization: `Bearer ${admin}` }, payload: { username, password, role: 'viewer' } });

@@ -16,7 +16,7 @@ import { loadEmbedder } from '../native/embeddings/index.js';
 import { openVectorIndex } from '../native/vector-index/index.js';
 import { insertDocuments } from '../test/fixtures/search-data.js';
 import { addSyntheticVectors, lowRankVectors, queriesFrom, rng, searchModel, syntheticDocuments } from '../bench/search.js';
-import { groupsOf } from '../bench/filtered-search.js';
+import { groupsOf, userIn } from '../bench/filtered-search.js';
 
 const temporary = await mkdtemp(path.join(os.tmpdir(), 'hearth-bench-cache-model-'));
 const { modelDir } = await searchModel(temporary, 'builtin');
@@ -34,14 +34,7 @@ addSyntheticVectors(vectors, seeded, lowRankVectors(seeded.length, embedder.dime
 app.activeEmbedding.swap({ embedder, vectors });
 await app.keywordIndexMerger.compact();
 const admin = (await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'admin', password: DOCUMENTED_DEFAULT_ADMIN_PASSWORD } })).json().access_token;
-async function userIn(name: string, groups: string[]) {
-  const username = `bench-${name}`;
-  const password = `${username}-password-long`;
-  const created = await app.inject({ method: 'POST', url: '/api/auth/users', headers: { authorization: `Bearer ${admin}` }, payload: { username, password, role: 'viewer' } });
-  await app.db.updateTable('users').set({ groups: JSON.stringify(['everyone', ...groups]) }).where('id', '=', created.json().id).execute();
-  return (await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password } })).json().access_token as string;
-}
-const tokens = { p1: await userIn('p1', ['p1']), half: await userIn('half', ['half']), all: await userIn('all', ['p1', 'p10', 'half', 'other']) };
+const tokens = { p1: await userIn(app, admin, 'p1', ['p1']), half: await userIn(app, admin, 'half', ['half']), all: await userIn(app, admin, 'all', ['p1', 'p10', 'half', 'other']) };
 const sizes = (process.env.SIZES ?? '-2000,-8192,-16384').split(',').map(Number);
 const BLOCKS = Number(process.env.BLOCKS ?? 12);
 const PER = Number(process.env.PER ?? 40);
@@ -61,7 +54,7 @@ for (let b = 0; b < BLOCKS; b++) {
   }
 }
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.floor(p * xs.length)];
-for (const size of sizes) console.log(`cache ${-size / 1024} MiB (p50/p95 ms):`, Object.entries(wall[size]).map(([who, xs]) => `${who} ${pct(xs, 0.5).toFixed(2)}/${pct(xs, 0.95).toFixed(2)}`).join('  '));
+for (const size of sizes.filter((s) => wall[s])) console.log(`cache ${-size / 1024} MiB (p50/p95 ms):`, Object.entries(wall[size]).map(([who, xs]) => `${who} ${pct(xs, 0.5).toFixed(2)}/${pct(xs, 0.95).toFixed(2)}`).join('  '));
 await app.close();
 await embedder.close();
 await rm(dataDir, { recursive: true, force: true });

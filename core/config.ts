@@ -53,8 +53,8 @@ export type SeedKey = keyof SeedSettings;
 /**
  * SQLite's page cache, MiB (its default is 2). A search at 100k chunks reads the keyword index's pages, the
  * chunk-to-document index and the documents again and again; with 2 MiB most of them were read back through the
- * file and parsed anew each time. 16 MiB took 15-25% off hybrid /api/search at 100k chunks (p50 and p95, with and
- * without an access filter; 8 MiB about half of that, 64 MiB no more: docs/performance.md). It fills as pages are
+ * file and parsed anew each time. 16 MiB took 12-28% off hybrid /api/search at 100k chunks at p50 and 8-24% at p95,
+ * with and without an access filter (8 MiB about half of that, 64 MiB no more: docs/performance.md). It fills as pages are
  * read, so it costs its size in RSS on a large index and less on a small one.
  */
 export const DEFAULT_SQLITE_CACHE_MIB = 16;

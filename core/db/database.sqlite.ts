@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { BM25_EXTENSION } from '../../native/keyword-rank/index.js';
+import { loadBm25Extension } from '../../native/keyword-rank/index.js';
 import { BoundedMap } from '../bounded-map.js';
 import type { Database } from './schema.js';
 
@@ -19,8 +19,7 @@ export function openSqliteDatabase(file: string, cacheMiB: number): Kysely<Datab
   sqlite.pragma('mmap_size = 0');
   sqlite.pragma(`cache_size = -${Math.round(cacheMiB * 1024)}`); // negative: KiB
   // hearth_bm25(): FTS5's bm25 with the document frequencies the keyword plan already probed (native/keyword-rank).
-  // better-sqlite3 takes the entry point as a second argument; its type definitions do not list it yet.
-  (sqlite.loadExtension as (file: string, entryPoint: string) => unknown).call(sqlite, BM25_EXTENSION.file, BM25_EXTENSION.entryPoint);
+  loadBm25Extension(sqlite);
   const statements = withStatementCache(sqlite);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
   directRunners.set(db, (sql, parameters) => {

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BM25_EXTENSION } from './index.js';
+import { loadBm25Extension } from './index.js';
 
 /**
  * hearth_bm25 (sqlite-bm25/hearth-bm25.c), which every connection of the service loads (core/db): given each
@@ -14,7 +14,7 @@ let db: Database.Database;
 
 beforeAll(() => {
   db = new Database(':memory:');
-  (db.loadExtension as (file: string, entryPoint: string) => unknown).call(db, BM25_EXTENSION.file, BM25_EXTENSION.entryPoint);
+  loadBm25Extension(db);
   db.exec("create virtual table chunks_fts using fts5(text, heading, tokenize='porter unicode61 remove_diacritics 2')");
   // Rows of varied length and term counts, some with a heading (the second column).
   let state = 7;

@@ -1,9 +1,13 @@
+import type SQLite from 'better-sqlite3';
 import extension from '@hearth/sqlite-bm25';
 
 /**
- * The SQLite extension that registers the FTS5 function `hearth_bm25(table, frequencies)`: FTS5's bm25() given each
- * phrase's document frequency (a blob of float64, one per phrase of the MATCH, in its order) instead of counting it
- * by a pass over every phrase's whole doclist (sqlite-bm25/hearth-bm25.c). Every connection loads it
- * (`loadExtension(file, entryPoint)`, core/db); compiled by `npm install` with node-gyp, as the vector index's addon.
+ * Loads the SQLite extension that registers the FTS5 function `hearth_bm25(table, frequencies)` into a connection:
+ * FTS5's bm25() given each phrase's document frequency (a blob of float64, one per phrase of the MATCH, in its order)
+ * instead of counting it by a pass over every phrase's whole doclist (sqlite-bm25/hearth-bm25.c). Every connection
+ * of the service loads it (core/db); compiled by `npm install` with node-gyp, as the vector index's addon.
  */
-export const BM25_EXTENSION: { file: string; entryPoint: string } = extension;
+export function loadBm25Extension(db: SQLite.Database): void {
+  // better-sqlite3 takes the entry point as a second argument; its type definitions do not list it yet.
+  (db.loadExtension as (file: string, entryPoint: string) => unknown).call(db, extension.file, extension.entryPoint);
+}

@@ -73,16 +73,19 @@ export function probedFrequency(probe: { n: number; last: number | null }, cap: 
   return Math.max(n, Math.round((n * (rowids.last - rowids.first + 1)) / (probe.last - rowids.first + 1)));
 }
 
-interface KeywordPlan {
+/** A MATCH expression and the matching chunks of each of its phrases, in its order (a term may stand twice): what hearth_bm25 weighs them by. */
+export interface RankedMatch {
   match: string;
-  /** The term of each phrase of `match`, in its order (a term may stand twice): what hearth_bm25 takes frequencies for. */
-  phrases: string[];
+  phraseFrequencies: number[];
+}
+
+interface KeywordPlan extends RankedMatch {
   /** The rare terms' OR alone (absent for a windowed plan): what whole documents are ranked by. */
   rare?: string;
   /** Only common terms: rank just the newest matches (the vector side carries such vague queries). */
   windowed: boolean;
-  /** Tried when a windowed AND finds nothing: the rarest common term alone (its one phrase). */
-  relaxed?: { match: string; phrases: string[] };
+  /** Tried when a windowed AND finds nothing: the rarest common term alone. */
+  relaxed?: RankedMatch;
   terms: string[];
 }
 
@@ -102,26 +105,27 @@ export function planKeywordQuery(frequencies: TermFrequency[]): KeywordPlan | nu
     rows += f.df;
   }
   const common = present.slice(rare.length);
+  const termsOf = (list: TermFrequency[]) => list.map((f) => f.term);
+  const frequenciesOf = (list: TermFrequency[]) => list.map((f) => f.df);
   if (!rare.length) {
     const and = commonTerms(common, KEYWORD_LIMITS.maxAndTerms, 1);
-    const relaxed = and.length > 1 ? { match: quoteTerm(and[0]), phrases: [and[0]] } : undefined;
-    return { match: and.map(quoteTerm).join(' AND '), phrases: and, windowed: true, relaxed, terms: and };
+    const relaxed = and.length > 1 ? { match: quoteTerm(and[0].term), phraseFrequencies: [and[0].df] } : undefined;
+    return { match: termsOf(and).map(quoteTerm).join(' AND '), phraseFrequencies: frequenciesOf(and), windowed: true, relaxed, terms: termsOf(and) };
   }
   const refine = commonTerms(common, KEYWORD_LIMITS.maxRefiningTerms, 0);
-  const rareTerms = rare.map((f) => f.term);
-  const anyRare = `(${rareTerms.map(quoteTerm).join(' OR ')})`;
-  if (!refine.length) return { match: anyRare, phrases: rareTerms, rare: anyRare, windowed: false, terms: rareTerms };
-  const match = `${anyRare} OR (${anyRare} AND (${refine.map(quoteTerm).join(' OR ')}))`;
-  return { match, phrases: [...rareTerms, ...rareTerms, ...refine], rare: anyRare, windowed: false, terms: [...rareTerms, ...refine] };
+  const anyRare = `(${termsOf(rare).map(quoteTerm).join(' OR ')})`;
+  if (!refine.length) return { match: anyRare, phraseFrequencies: frequenciesOf(rare), rare: anyRare, windowed: false, terms: termsOf(rare) };
+  const match = `${anyRare} OR (${anyRare} AND (${termsOf(refine).map(quoteTerm).join(' OR ')}))`;
+  return { match, phraseFrequencies: frequenciesOf([...rare, ...rare, ...refine]), rare: anyRare, windowed: false, terms: termsOf([...rare, ...refine]) };
 }
 
 /** The rarest common terms, up to `max`, while their frequencies fit KEYWORD_LIMITS.commonTermRows (at least `min` of them). */
-function commonTerms(common: TermFrequency[], max: number, min: number): string[] {
-  const kept: string[] = [];
+function commonTerms(common: TermFrequency[], max: number, min: number): TermFrequency[] {
+  const kept: TermFrequency[] = [];
   let rows = 0;
   for (const f of common) {
     if (kept.length >= max || (kept.length >= min && rows + f.df > KEYWORD_LIMITS.commonTermRows)) break;
-    kept.push(f.term);
+    kept.push(f);
     rows += f.df;
   }
   return kept;

@@ -3,7 +3,7 @@ import type { Db } from '../../core/db/database.js';
 import { BoundedMap } from '../../core/bounded-map.js';
 import { prepared } from '../../core/db/prepared.js';
 import { readableBy } from '../groups/index.js';
-import { probedFrequency, quoteTerm } from './keyword-query.js';
+import { probedFrequency, quoteTerm, type RankedMatch } from './keyword-query.js';
 
 /** A chunk as search returns it, with its document's filename. */
 export interface ChunkHit {
@@ -215,7 +215,7 @@ export class RetrievalRepository {
    * Best bm25 matches first among the rows the scope may read, at or above `minRowid`. Text and heading weigh the same.
    * `phraseFrequencies`: the matching chunks of each phrase of `match`, in its order (termFrequencies).
    */
-  async keywordRanked(query: { match: string; phraseFrequencies: number[] }, limit: number, scope: ReadScope, minRowid = 0, readsAll = false): Promise<RankedRowid[]> {
+  async keywordRanked(query: RankedMatch, limit: number, scope: ReadScope, minRowid = 0, readsAll = false): Promise<RankedRowid[]> {
     const { match } = query;
     const frequencies = Buffer.from(Float64Array.from(query.phraseFrequencies).buffer);
     const meta = metadataParam(scope.metadata);

@@ -4,7 +4,7 @@ import type { Embedder } from '../../native/embeddings/index.js';
 import type { VectorIndex } from '../../native/vector-index/index.js';
 import { searchVectors } from '../search-index/index.js';
 import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, capPerDocument, dropNearDuplicates, fuse, textSignature, withDocumentRanking, type DocumentPlace, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
-import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery } from './keyword-query.js';
+import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery, type RankedMatch } from './keyword-query.js';
 import type { ChunkHit, ReadScope, ReadableKeys, RetrievalRepository, SearchFilters } from './repository.sqlite.js';
 import { RERANK_BATCH, type CrossEncoder } from '../../native/reranker/index.js';
 import { rerankCandidates, type RerankReport, type RerankSettings } from './rerank.js';
@@ -230,13 +230,10 @@ export class RetrievalService {
     const frequencies = await this.repository.termFrequencies(terms, KEYWORD_LIMITS.probeCap);
     const plan = planKeywordQuery(terms.map((term, i) => ({ term, df: frequencies[i] })));
     if (!plan) return null;
-    const frequencyOf = new Map(terms.map((term, i) => [term, frequencies[i]]));
     /** The first n rows are the candidates; `depth` rows are fetched (the deeper ones for the document ranking). */
-    const ranked = async (query: { match: string; phrases: string[] }, depth = n) => {
-      const { match } = query;
-      const floor = plan.windowed ? await this.repository.newestMatchFloor(match, KEYWORD_LIMITS.rowBudget, scope.metadata) : 0;
-      const phraseFrequencies = query.phrases.map((term) => frequencyOf.get(term)!);
-      const fetch = (limit: number) => this.repository.keywordRanked({ match, phraseFrequencies }, limit, scope, floor, readsAll);
+    const ranked = async (query: RankedMatch, depth = n) => {
+      const floor = plan.windowed ? await this.repository.newestMatchFloor(query.match, KEYWORD_LIMITS.rowBudget, scope.metadata) : 0;
+      const fetch = (limit: number) => this.repository.keywordRanked(query, limit, scope, floor, readsAll);
       const rows = await fetch(depth);
       return { candidates: { list: rows.slice(0, n), limit: n, fetch }, rows };
     };

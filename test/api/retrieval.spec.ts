@@ -271,12 +271,12 @@ describe('keyword query plan', () => {
     const plan = planKeywordQuery([{ term: 'server', df: 2000 }, { term: 'kestrel', df: 12 }, { term: 'absent', df: 0 }, { term: 'filter', df: 300 }]);
     expect(plan).toEqual({
       match: '("kestrel" OR "filter") OR (("kestrel" OR "filter") AND ("server"))',
-      phrases: ['kestrel', 'filter', 'kestrel', 'filter', 'server'], // each phrase of the match, in its order
+      phraseFrequencies: [12, 300, 12, 300, 2000], // each phrase of the match, in its order
       rare: '("kestrel" OR "filter")',
       windowed: false,
       terms: ['kestrel', 'filter', 'server'],
     });
-    expect(planKeywordQuery([{ term: 'kestrel', df: 12 }])).toMatchObject({ match: '("kestrel")', phrases: ['kestrel'] });
+    expect(planKeywordQuery([{ term: 'kestrel', df: 12 }])).toMatchObject({ match: '("kestrel")', phraseFrequencies: [12] });
     expect(planKeywordQuery([{ term: 'absent', df: 0 }])).toBeNull();
   });
 
@@ -291,9 +291,9 @@ describe('keyword query plan', () => {
     const cap = KEYWORD_LIMITS.probeCap;
     expect(planKeywordQuery([{ term: 'server', df: 5 * cap }, { term: 'network', df: cap }])).toEqual({
       match: '"network" AND "server"',
-      phrases: ['network', 'server'],
+      phraseFrequencies: [cap, 5 * cap],
       windowed: true,
-      relaxed: { match: '"network"', phrases: ['network'] },
+      relaxed: { match: '"network"', phraseFrequencies: [cap] },
       terms: ['network', 'server'],
     });
   });
