@@ -53,12 +53,12 @@ try {
     let found = 0;
     const times: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      queries.forEach((query, q) => {
+      for (const [q, query] of queries.entries()) {
         const start = performance.now();
-        const hits = searchVectors(index, query, 10, undefined, share < 1 ? keys : undefined, share);
+        const hits = await searchVectors(index, query, 10, undefined, share < 1 ? keys : undefined, share);
         times.push(performance.now() - start);
         if (round === 0) found += hits.filter(({ label }) => truth[q].has(label)).length;
-      });
+      }
     }
     const { mean, p50, p95 } = stats(times);
     console.log(`${`${percent}%`.padStart(8)}  ${(found / (queryCount * 10)).toFixed(3).padStart(9)}  ${mean.toFixed(2).padStart(5)}  ${p50.toFixed(2).padStart(5)}  ${p95.toFixed(2).padStart(5)}`);

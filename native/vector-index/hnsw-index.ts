@@ -58,7 +58,6 @@ class HnswVectorIndex implements VectorIndex {
   private saving: Promise<void> | null = null;
   /** Mutations made while a save is writing: applied when it finishes, so the writer never sees a moving graph. */
   private pending: Array<() => void> = [];
-  private ef: number = HNSW_PARAMETERS.efSearch;
 
   private savedBytes: number;
   private generation: number;
@@ -131,14 +130,21 @@ class HnswVectorIndex implements VectorIndex {
     });
   }
 
+  // hnswlib walks with max(ef, n): efSearch, raised to the number of neighbours asked for.
   search(vector: Float32Array, k: number, allowedKeys?: Uint32Array): Array<{ label: number; score: number }> {
+    const n = this.wanted(vector, k);
+    return n ? scored(this.index.searchKnn(vector, n, allowedKeys)) : [];
+  }
+
+  async searchAsync(vector: Float32Array, k: number, allowedKeys?: Uint32Array): Promise<Array<{ label: number; score: number }>> {
+    const n = this.wanted(vector, k);
+    return n ? scored(await this.index.searchKnnAsync(vector, n, allowedKeys)) : [];
+  }
+
+  /** How many neighbours a search of k can return (0: none); checks the vector. */
+  private wanted(vector: Float32Array, k: number): number {
     this.checkVector(vector);
-    const n = Math.min(Math.floor(k), this.live.size);
-    if (n <= 0) return [];
-    const ef = Math.max(HNSW_PARAMETERS.efSearch, n);
-    if (ef !== this.ef) this.index.setEf((this.ef = ef));
-    const { neighbors, distances } = allowedKeys ? this.index.searchKnn(vector, n, allowedKeys) : this.index.searchKnn(vector, n);
-    return neighbors.map((label, i) => ({ label, score: 1 - distances[i] }));
+    return Math.max(0, Math.min(Math.floor(k), this.live.size));
   }
 
   async save(): Promise<void> {
@@ -269,6 +275,8 @@ async function abandonSave(files: string[], cause: unknown): Promise<Error> {
   const error = new Error(`the vector index could not be saved to ${files[0]}: ${full ? 'the disk is full' : (cause as Error).message}`, { cause });
   return full ? Object.assign(error, { code: 'ENOSPC' }) : error;
 }
+
+const scored = ({ neighbors, distances }: { neighbors: number[]; distances: number[] }) => neighbors.map((label, i) => ({ label, score: 1 - distances[i] }));
 
 /** Data files of earlier saves, or of a save that crashed before its commit. */
 async function removeOtherGenerations(file: string, keep: number): Promise<void> {

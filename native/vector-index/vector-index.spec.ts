@@ -256,4 +256,43 @@ describe('HNSW vector index', () => {
     expect(index.has(0)).toBe(false);
     expect((await open()).size()).toBe(50); // the file holds the state at the start of the save
   });
+
+  it('searches on the thread pool with the same answers as on the caller\'s thread, filtered or not, exact or walked', async () => {
+    const index = await open();
+    const labels = range(1, 6001); // above the exact path's 4,096: the unfiltered search walks the graph
+    index.add(labels, labels.map((l) => vectorOf(l)), labels.map((l) => l % 50));
+    const wide = Uint32Array.from(range(0, 25)); // half the labels: the filtered walk
+    const narrow = Uint32Array.from([7]); // 120 labels: compared exactly
+    for (const q of range(0, 20)) {
+      const query = vectorOf(100_000 + q);
+      for (const keys of [undefined, wide, narrow]) expect(await index.searchAsync(query, 10, keys)).toEqual(index.search(query, 10, keys));
+    }
+    expect(await index.searchAsync(vectorOf(1), 0)).toEqual([]);
+    await expect(async () => index.searchAsync(new Float32Array(DIM + 1), 5)).rejects.toThrow(/dimension/);
+  });
+
+  it('changes made while searches run on the pool wait for them: every search answers from a whole graph', async () => {
+    const index = await open();
+    const keyOf = (label: number) => label % 10;
+    index.add(range(0, 5000), range(0, 5000).map((l) => vectorOf(l)), range(0, 5000).map(keyOf));
+    const searches: Array<Promise<Array<{ label: number; score: number }>>> = [];
+    // Batches of searches on the pool, each followed at once by changes on this thread: the graph grows past its
+    // capacity (its memory moves), labels go, keys move.
+    for (let batch = 0; batch < 20; batch++) {
+      for (let q = 0; q < 20; q++) searches.push(index.searchAsync(vectorOf(200_000 + batch * 20 + q), 50, q % 2 ? Uint32Array.from([1, 2, 3, 4, 5]) : undefined));
+      const added = range(5000 + batch * 1000, 6000 + batch * 1000);
+      index.add(added, added.map((l) => vectorOf(l)), added.map(keyOf));
+      index.remove(range(batch * 100, batch * 100 + 100));
+      index.setKeys(range(batch * 100 + 2000, batch * 100 + 2100), range(0, 100).map(() => 1));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    for (const [i, hits] of (await Promise.all(searches)).entries()) {
+      expect(hits).toHaveLength(50);
+      const removedBefore = Math.floor(i / 20) * 100; // labels below this went before the search was asked
+      expect(hits.every(({ label }) => Number.isInteger(label) && label >= removedBefore && label < 25_000)).toBe(true);
+      expect(hits.every(({ score }, at) => score >= -1.01 && score <= 1.01 && (at === 0 || score <= hits[at - 1].score))).toBe(true);
+    }
+    // Searches after the changes see them.
+    for (const q of range(0, 20)) expect((await index.searchAsync(vectorOf(300_000 + q), 10)).every(({ label }) => label >= 2000)).toBe(true);
+  });
 });

@@ -24,6 +24,11 @@ export interface VectorIndex {
    * labels whose access key is in it: the filter runs inside the search (never a trim of its results).
    */
   search(vector: Float32Array, k: number, allowedKeys?: Uint32Array): Array<{ label: number; score: number }>;
+  /**
+   * The same search on libuv's thread pool: the caller's thread goes on meanwhile. Changes made while it runs wait
+   * for it (in the addon) rather than move the graph under it.
+   */
+  searchAsync(vector: Float32Array, k: number, allowedKeys?: Uint32Array): Promise<Array<{ label: number; score: number }>>;
   /** Writes the index to disk atomically (temp file + rename); a failed save leaves the previous one in force. */
   save(): Promise<void>;
   /** Bytes on disk of the saved index. */

@@ -79,7 +79,7 @@ export interface RankedMatch {
   phraseFrequencies: number[];
 }
 
-interface KeywordPlan extends RankedMatch {
+export interface KeywordPlan extends RankedMatch {
   /** The rare terms' OR alone (absent for a windowed plan): what whole documents are ranked by. */
   rare?: string;
   /** Only common terms: rank just the newest matches (the vector side carries such vague queries). */

@@ -4,7 +4,7 @@ import type { Embedder } from '../../native/embeddings/index.js';
 import type { VectorIndex } from '../../native/vector-index/index.js';
 import { searchVectors } from '../search-index/index.js';
 import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, capPerDocument, dropNearDuplicates, fuse, textSignature, withDocumentRanking, type DocumentPlace, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
-import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery, type RankedMatch } from './keyword-query.js';
+import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery, type KeywordPlan, type RankedMatch } from './keyword-query.js';
 import type { ChunkHit, ReadScope, ReadableKeys, RetrievalRepository, SearchFilters } from './repository.sqlite.js';
 import { RERANK_BATCH, type CrossEncoder } from '../../native/reranker/index.js';
 import { rerankCandidates, type RerankReport, type RerankSettings } from './rerank.js';
@@ -95,6 +95,15 @@ export interface SearchResponse {
 
 type VectorSide = { embedder: Embedder; vectors: VectorIndex } | { unavailable: string };
 
+/** The query as the vector side searches it: its vector, and the chunks a metadata filter admits (absent: no filter). */
+interface EmbeddedQuery {
+  vector: Float32Array;
+  allowed?: Set<number>;
+}
+
+/** Lets the event loop run once: a reply the embedder's thread posted meanwhile is taken in. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** Hybrid retrieval: HNSW vector candidates and bounded-cost bm25 candidates, fused and deduplicated. */
 export class RetrievalService {
   private readonly queryVectors = new BoundedMap<string, Float32Array>(QUERY_VECTOR_CACHE);
@@ -129,16 +138,31 @@ export class RetrievalService {
       for (const rowid of fresh) looked.add(rowid);
       for (const hit of await this.repository.chunksByRowid(fresh, scope)) hits.set(hit.rowid, hit);
     };
-    // The query embeds (in the embedder's own thread) while the keyword side runs its SQL; then one lookup hydrates both lists.
     // The access keys of what the reader may read (null: every indexed document), for both sides.
     const readable = await this.repository.readableKeys(scope);
     // Whole documents are ranked too in hybrid mode, unless a metadata filter narrows the chunks (a document's rank
     // would then weigh chunks the filter hides).
     const rankDocuments = modeUsed === 'hybrid' && this.fusion.weights.document > 0 && !scope.metadata?.length;
-    const [vectorSide, keywordSide] = await Promise.all([
-      modeUsed !== 'keyword' && !('unavailable' in side) ? this.vectorCandidates(side, request.query, n, scope, readable) : null,
-      modeUsed !== 'vector' ? this.keywordCandidates(request.query, n, scope, readable.keys === null, rankDocuments) : null,
-    ]);
+    const vectors = modeUsed !== 'keyword' && !('unavailable' in side) ? side : null;
+    // The query embeds in the embedder's own thread while the keyword side plans. Between the keyword stages (after the
+    // plan, after the chunk ranking) the event loop turns once to take the vector in, and once it is back the graph walk
+    // is queued on libuv's pool, to run while this thread goes on with the keyword SQL. A slow model's vector, not back
+    // by the end, is awaited then and the walk follows, as the keywords never wait for it.
+    const embedding = vectors ? this.embedQuery(vectors.embedder, request.query, scope) : null;
+    const arrived: { query?: EmbeddedQuery } = {};
+    embedding?.then((query) => (arrived.query = query), () => undefined); // a failure is met where it is awaited below
+    const walk = (query: EmbeddedQuery) => this.vectorCandidates(vectors!.vectors, query, n, readable);
+    let walking: Promise<Candidates> | null = null;
+    /** Between keyword stages: lets the embedder's reply in, and queues the walk as soon as the vector is back. */
+    const pause = async () => {
+      if (walking || !embedding) return;
+      if (!arrived.query) await nextTurn();
+      if (arrived.query) (walking = walk(arrived.query)).catch(() => undefined); // its failure is met where it is awaited
+    };
+    const plan = modeUsed !== 'vector' ? await this.keywordPlan(request.query) : null;
+    if (plan) await pause();
+    const keywordSide = plan ? await this.keywordCandidates(plan, n, scope, readable.keys === null, rankDocuments, pause) : null;
+    const vectorSide = walking ? await walking : embedding ? await walk(await embedding) : null;
     await hydrate([...(vectorSide?.list ?? []), ...(keywordSide?.list ?? [])]);
     const vectorList = vectorSide ? await this.visible(vectorSide, n, hydrate, hits) : [];
     const keywordList = keywordSide ? await this.visible(keywordSide, n, hydrate, hits) : [];
@@ -193,16 +217,19 @@ export class RetrievalService {
     return { embedder, vectors };
   }
 
+  /** The query's vector and, with a metadata filter, the chunks that pass it (the only ones the vector side may return). */
+  private async embedQuery(embedder: Embedder, query: string, scope: ReadScope): Promise<EmbeddedQuery> {
+    const [vector, allowed] = await Promise.all([this.queryVector(embedder, query), scope.metadata?.length ? this.repository.rowidsWithMetadata(scope.metadata) : undefined]);
+    return { vector, allowed };
+  }
+
   /**
    * The nearest chunks among the documents the scope may read (the addon filters their access keys inside its
-   * graph walk) and, with a metadata filter, among the chunks that pass it.
+   * graph walk) and, with a metadata filter, among the chunks that pass it. The walk is queued on libuv's pool
+   * before this returns its promise.
    */
-  private async vectorCandidates(side: { embedder: Embedder; vectors: VectorIndex }, query: string, n: number, scope: ReadScope, readable: ReadableKeys): Promise<Candidates> {
-    const [queryVector, allowed] = await Promise.all([
-      this.queryVector(side.embedder, query),
-      scope.metadata?.length ? this.repository.rowidsWithMetadata(scope.metadata) : undefined,
-    ]);
-    const fetch = async (limit: number) => searchVectors(side.vectors, queryVector, limit, allowed, readable.keys ?? undefined, readable.share).map(({ label, score }) => ({ rowid: label, score }));
+  private async vectorCandidates(vectors: VectorIndex, query: EmbeddedQuery, n: number, readable: ReadableKeys): Promise<Candidates> {
+    const fetch = async (limit: number) => (await searchVectors(vectors, query.vector, limit, query.allowed, readable.keys ?? undefined, readable.share)).map(({ label, score }) => ({ rowid: label, score }));
     return { list: await fetch(n), limit: n, fetch };
   }
 
@@ -220,16 +247,20 @@ export class RetrievalService {
     return vector;
   }
 
+  /** The keyword side's plan: the query's terms weighed by their probed frequencies; null when it has none to match. */
+  private async keywordPlan(query: string): Promise<KeywordPlan | null> {
+    const terms = candidateTerms(query);
+    const frequencies = await this.repository.termFrequencies(terms, KEYWORD_LIMITS.probeCap);
+    return planKeywordQuery(terms.map((term, i) => ({ term, df: frequencies[i] })));
+  }
+
   /**
    * The keyword side: bm25 over chunks, bounded by the plan; with `rankDocuments`, also the first n whole documents
    * for the same match. Not for a windowed plan (only common words): its chunk ranking reads just the newest
-   * matches to bound the cost, and a document ranking would read them all.
+   * matches to bound the cost, and a document ranking would read them all. `pause` runs between the chunk and the
+   * document rankings (search() queues the graph walk there once the query's vector is back).
    */
-  private async keywordCandidates(query: string, n: number, scope: ReadScope, readsAll: boolean, rankDocuments: boolean): Promise<KeywordCandidates | null> {
-    const terms = candidateTerms(query);
-    const frequencies = await this.repository.termFrequencies(terms, KEYWORD_LIMITS.probeCap);
-    const plan = planKeywordQuery(terms.map((term, i) => ({ term, df: frequencies[i] })));
-    if (!plan) return null;
+  private async keywordCandidates(plan: KeywordPlan, n: number, scope: ReadScope, readsAll: boolean, rankDocuments: boolean, pause: () => Promise<void>): Promise<KeywordCandidates> {
     /** The first n rows are the candidates; `depth` rows are fetched (the deeper ones for the document ranking). */
     const ranked = async (query: RankedMatch, depth = n) => {
       const floor = plan.windowed ? await this.repository.newestMatchFloor(query.match, KEYWORD_LIMITS.rowBudget, scope.metadata) : 0;
@@ -245,6 +276,7 @@ export class RetrievalService {
     // bm25 scores every match whatever the limit, so the deeper rows cost 0.2-0.4 ms more: they hold the best chunk of
     // a ranked document none of whose first n chunks is a candidate.
     const { candidates, rows } = await ranked(plan, Math.max(n, DOCUMENT_CHUNKS));
+    await pause();
     // Ranked by the rare terms alone: a common term's doclist over whole documents costs a search most of its time.
     const ranking = await this.repository.documentsRanked(plan.rare, n, scope, readsAll);
     return { ...candidates, documents: { ranking, chunks: rows } };

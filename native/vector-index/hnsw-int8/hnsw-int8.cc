@@ -11,7 +11,9 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <queue>
+#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -154,6 +156,16 @@ class Int8CosineSpace final : public hnswlib::SpaceInterface<float> {
   size_t dim_;
 };
 
+// What one search asks, read from its arguments on the main thread: the query quantised and, for a filtered
+// search, the distinct access keys it admits (as a set and as a list).
+struct SearchRequest {
+  std::vector<uint8_t> query;
+  size_t k = 0;
+  bool filtered = false;
+  std::vector<bool> allowed;
+  std::vector<uint32_t> distinct;
+};
+
 class Index : public Napi::ObjectWrap<Index> {
  public:
   static Napi::Function Define(Napi::Env env) {
@@ -166,6 +178,7 @@ class Index : public Napi::ObjectWrap<Index> {
       InstanceMethod("markDelete", &Index::MarkDelete),
       InstanceMethod("unmarkDelete", &Index::UnmarkDelete),
       InstanceMethod("searchKnn", &Index::SearchKnn),
+      InstanceMethod("searchKnnAsync", &Index::SearchKnnAsync),
       InstanceMethod("setKeys", &Index::SetKeys),
       InstanceMethod("setEf", &Index::SetEf),
       InstanceMethod("getIdsList", &Index::GetIdsList),
@@ -183,12 +196,39 @@ class Index : public Napi::ObjectWrap<Index> {
 
   // Called on the main thread when a background read finishes.
   void Adopt(std::unique_ptr<Graph> graph) {
+    std::unique_lock<std::shared_mutex> changing(searches_);
     graph_ = std::move(graph);
     ClearKeys();
   }
   Int8CosineSpace* space() { return space_.get(); }
   Graph* graph() { return graph_.get(); }
   std::atomic<bool>& busy() { return busy_; }
+  // Held shared by each search on libuv's pool, and exclusively by every change (all on the main thread): a change
+  // waits for the searches in flight (milliseconds) and none starts until it is done.
+  std::shared_mutex& searches() { return searches_; }
+
+  // The k nearest (filtered by the request's keys when it has them); on the main thread, or on the pool under a
+  // shared hold of searches(). Throws std::exception from hnswlib.
+  Found Find(const SearchRequest& request) {
+    Graph& graph = *graph_;
+    if (request.filtered) return FindAllowed(graph, request);
+    if (graph.getCurrentElementCount() - graph.getDeletedCount() <= kExactVectors) return ExactAll(graph, request.query, request.k);
+    return graph.searchKnn(request.query.data(), request.k);
+  }
+
+  static Napi::Value Results(Napi::Env env, Found& found) {
+    const size_t n = found.size();
+    auto neighbors = Napi::Array::New(env, n);
+    auto distances = Napi::Array::New(env, n);
+    for (size_t i = n; i-- > 0; found.pop()) {  // the queue yields the farthest first
+      neighbors.Set(i, Napi::Number::New(env, static_cast<double>(found.top().second)));
+      distances.Set(i, Napi::Number::New(env, found.top().first));
+    }
+    auto result = Napi::Object::New(env);
+    result.Set("neighbors", neighbors);
+    result.Set("distances", distances);
+    return result;
+  }
 
  private:
   static size_t Size(const Napi::CallbackInfo& info, size_t at, const char* name) {
@@ -242,6 +282,7 @@ class Index : public Napi::ObjectWrap<Index> {
 
   Napi::Value InitIndex(const Napi::CallbackInfo& info) {
     Idle(info.Env());
+    std::unique_lock<std::shared_mutex> changing(searches_);
     const size_t max_elements = Size(info, 0, "maxElements");
     const size_t m = Size(info, 1, "m");
     const size_t ef_construction = Size(info, 2, "efConstruction");
@@ -261,6 +302,7 @@ class Index : public Napi::ObjectWrap<Index> {
 
   Napi::Value ResizeIndex(const Napi::CallbackInfo& info) {
     Graph& graph = Writable(info.Env());
+    std::unique_lock<std::shared_mutex> changing(searches_);
     const size_t max_elements = Size(info, 0, "maxElements");
     if (max_elements < graph.cur_element_count) throw Napi::RangeError::New(info.Env(), "maxElements is below the current count");
     Guard(info.Env(), [&] { graph.resizeIndex(max_elements); });
@@ -272,21 +314,20 @@ class Index : public Napi::ObjectWrap<Index> {
     const std::vector<uint8_t> data = Quantised(info, 0);
     const size_t label = Size(info, 1, "label");
     const bool replace_deleted = Flag(info, 2);
+    std::unique_lock<std::shared_mutex> changing(searches_);
     Guard(info.Env(), [&] { graph.addPoint(data.data(), label, replace_deleted); });
     return info.Env().Undefined();
   }
 
-  Napi::Value MarkDelete(const Napi::CallbackInfo& info) {
-    Napi::Value done = ChangeLabel(info, &Graph::markDelete);
-    ForgetKey(Size(info, 0, "label"));
-    return done;
-  }
-  Napi::Value UnmarkDelete(const Napi::CallbackInfo& info) { return ChangeLabel(info, &Graph::unmarkDelete); }
+  Napi::Value MarkDelete(const Napi::CallbackInfo& info) { return ChangeLabel(info, &Graph::markDelete, true); }
+  Napi::Value UnmarkDelete(const Napi::CallbackInfo& info) { return ChangeLabel(info, &Graph::unmarkDelete, false); }
 
-  Napi::Value ChangeLabel(const Napi::CallbackInfo& info, void (Graph::*change)(hnswlib::labeltype)) {
+  Napi::Value ChangeLabel(const Napi::CallbackInfo& info, void (Graph::*change)(hnswlib::labeltype), bool forget_key) {
     Graph& graph = Writable(info.Env());
     const size_t label = Size(info, 0, "label");
+    std::unique_lock<std::shared_mutex> changing(searches_);
     Guard(info.Env(), [&] { (graph.*change)(label); });
+    if (forget_key) ForgetKey(label);
     return info.Env().Undefined();
   }
 
@@ -294,38 +335,47 @@ class Index : public Napi::ObjectWrap<Index> {
   // (a Uint32Array), only labels whose key is among them are returned: the filter runs inside
   // the search, so k allowed neighbours come back whenever that many exist.
   Napi::Value SearchKnn(const Napi::CallbackInfo& info) {
-    Graph& graph = Ready(info.Env());
-    const std::vector<uint8_t> query = Quantised(info, 0);
-    const size_t k = Size(info, 1, "k");
-    const bool filtered = info.Length() > 2 && !info[2].IsUndefined();
-    Found found = filtered ? SearchAllowed(info, graph, query, k)
-                  : graph.getCurrentElementCount() - graph.getDeletedCount() <= kExactVectors ? ExactAll(graph, query, k)
-                  : Guard(info.Env(), [&] { return graph.searchKnn(query.data(), k); });
+    const SearchRequest request = Request(info);
+    Found found = Guard(info.Env(), [&] { return Find(request); });
     return Results(info.Env(), found);
   }
 
-  Found SearchAllowed(const Napi::CallbackInfo& info, Graph& graph, const std::vector<uint8_t>& query, size_t k) {
+  // The same search on libuv's pool, resolving to the same result: the caller's thread goes on meanwhile (the
+  // retrieval service ranks keywords while the graph is walked).
+  Napi::Value SearchKnnAsync(const Napi::CallbackInfo& info);
+
+  SearchRequest Request(const Napi::CallbackInfo& info) {
+    Ready(info.Env());
+    SearchRequest request;
+    request.query = Quantised(info, 0);
+    request.k = Size(info, 1, "k");
+    request.filtered = info.Length() > 2 && !info[2].IsUndefined();
+    if (!request.filtered) return request;
     if (!info[2].IsTypedArray() || info[2].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
       throw Napi::TypeError::New(info.Env(), "allowed keys must be a Uint32Array");
     auto keys = info[2].As<Napi::Uint32Array>();
-    std::vector<bool> allowed;
-    std::vector<uint32_t> distinct;
-    size_t admitted = 0;
     for (size_t i = 0; i < keys.ElementLength(); ++i) {
       const uint32_t key = keys[i];
-      if (key >= allowed.size()) allowed.resize(size_t(key) + 1, false);
-      if (allowed[key]) continue;
-      allowed[key] = true;
-      distinct.push_back(key);
+      if (key >= request.allowed.size()) request.allowed.resize(size_t(key) + 1, false);
+      if (request.allowed[key]) continue;
+      request.allowed[key] = true;
+      request.distinct.push_back(key);
+    }
+    return request;
+  }
+
+  Found FindAllowed(Graph& graph, const SearchRequest& request) {
+    size_t admitted = 0;
+    for (const uint32_t key : request.distinct) {
       const auto labels = labels_of_key_.find(key);
       if (labels != labels_of_key_.end()) admitted += labels->second.size();
     }
-    if (admitted == 0 || k == 0) return Found();
+    if (admitted == 0 || request.k == 0) return Found();
     const size_t keyed = key_of_label_.size();
     const size_t exact_below = static_cast<size_t>(std::sqrt(kExactFilterCrossover * static_cast<double>(keyed)));
-    if (admitted <= std::max(kExactFilterVectors, exact_below)) return Exact(graph, query, k, distinct);
-    KeyFilter filter(key_of_label_, allowed);
-    return Guard(info.Env(), [&] { return graph.searchKnn(query.data(), k, &filter); });
+    if (admitted <= std::max(kExactFilterVectors, exact_below)) return Exact(graph, request.query, request.k, request.distinct);
+    KeyFilter filter(key_of_label_, request.allowed);
+    return graph.searchKnn(request.query.data(), request.k, &filter);
   }
 
   // Compares the query with every vector of the allowed keys; keeps the k nearest.
@@ -365,20 +415,6 @@ class Index : public Napi::ObjectWrap<Index> {
     }
   }
 
-  static Napi::Value Results(Napi::Env env, Found& found) {
-    const size_t n = found.size();
-    auto neighbors = Napi::Array::New(env, n);
-    auto distances = Napi::Array::New(env, n);
-    for (size_t i = n; i-- > 0; found.pop()) {  // the queue yields the farthest first
-      neighbors.Set(i, Napi::Number::New(env, static_cast<double>(found.top().second)));
-      distances.Set(i, Napi::Number::New(env, found.top().first));
-    }
-    auto result = Napi::Object::New(env);
-    result.Set("neighbors", neighbors);
-    result.Set("distances", distances);
-    return result;
-  }
-
   // Access keys (the caller's: Hearth uses the chunk's document) that filtered searches match.
   // Kept beside the graph, not in its file: the caller sets them again after a load.
   Napi::Value SetKeys(const Napi::CallbackInfo& info) {
@@ -398,6 +434,7 @@ class Index : public Napi::ObjectWrap<Index> {
         throw Napi::RangeError::New(info.Env(), "labels must be non-negative integers and keys 32-bit unsigned integers below 2^32 - 1");
       pairs.emplace_back(static_cast<hnswlib::labeltype>(l), static_cast<uint32_t>(v));
     }
+    std::unique_lock<std::shared_mutex> changing(searches_);
     for (const auto& [label, key] : pairs) {
       ForgetKey(label);
       key_of_label_.Set(label, key);
@@ -420,7 +457,10 @@ class Index : public Napi::ObjectWrap<Index> {
   }
 
   Napi::Value SetEf(const Napi::CallbackInfo& info) {
-    Ready(info.Env()).setEf(Size(info, 0, "ef"));
+    Graph& graph = Ready(info.Env());
+    const size_t ef = Size(info, 0, "ef");
+    std::unique_lock<std::shared_mutex> changing(searches_);
+    graph.setEf(ef);
     return info.Env().Undefined();
   }
 
@@ -448,6 +488,7 @@ class Index : public Napi::ObjectWrap<Index> {
   std::unique_ptr<Int8CosineSpace> space_;
   std::unique_ptr<Graph> graph_;
   std::atomic<bool> busy_{false};
+  std::shared_mutex searches_;
   LabelKeys key_of_label_;
   std::unordered_map<uint32_t, std::unordered_set<hnswlib::labeltype>> labels_of_key_;
 };
@@ -512,6 +553,42 @@ Napi::Value Index::QueueFileWork(const Napi::CallbackInfo& info, bool write, boo
   if (write) Ready(info.Env());
   if (busy_.exchange(true)) throw Napi::Error::New(info.Env(), kBusy);
   auto* work = new FileWork(info.Env(), this, info.This().As<Napi::Object>(), info[0].As<Napi::String>(), write, allow_replace_deleted);
+  work->Queue();
+  return work->Promise();
+}
+
+// One search on libuv's pool, under a shared hold of the index's lock (see Index::searches).
+class SearchWork : public Napi::AsyncWorker {
+ public:
+  SearchWork(Napi::Env env, Index* index, Napi::Object self, SearchRequest request)
+      : Napi::AsyncWorker(env, "hnsw-int8:search"), deferred_(Napi::Promise::Deferred::New(env)), index_(index), request_(std::move(request)) {
+    self_ = Napi::Persistent(self);
+  }
+
+  Napi::Promise Promise() { return deferred_.Promise(); }
+
+  void Execute() override {
+    std::shared_lock<std::shared_mutex> searching(index_->searches());
+    try {
+      found_ = index_->Find(request_);
+    } catch (const std::exception& error) {
+      SetError(error.what());
+    }
+  }
+
+  void OnOK() override { deferred_.Resolve(Index::Results(Env(), found_)); }
+  void OnError(const Napi::Error& error) override { deferred_.Reject(error.Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  Napi::ObjectReference self_;  // keeps the index alive until the work ends
+  Index* index_;
+  SearchRequest request_;
+  Found found_;
+};
+
+Napi::Value Index::SearchKnnAsync(const Napi::CallbackInfo& info) {
+  auto* work = new SearchWork(info.Env(), this, info.This().As<Napi::Object>(), Request(info));
   work->Queue();
   return work->Promise();
 }

@@ -17,6 +17,11 @@ declare namespace addon {
      */
     searchKnn(vector: Float32Array, k: number, allowedKeys?: Uint32Array): { neighbors: number[]; distances: number[] };
     /**
+     * searchKnn on libuv's pool, under a shared lock: changes (addPoint, markDelete, setKeys, ...) made meanwhile
+     * wait for the searches in flight. Bad arguments throw at once, as searchKnn's do.
+     */
+    searchKnnAsync(vector: Float32Array, k: number, allowedKeys?: Uint32Array): Promise<{ neighbors: number[]; distances: number[] }>;
+    /**
      * Access keys (0 to 2^32 - 2) of labels, for filtered searches; kept in memory only (set again after readIndex),
      * 4 bytes per label up to the largest below 2^24, a map entry above. markDelete drops a label's key.
      */
