@@ -493,20 +493,38 @@ class Index : public Napi::ObjectWrap<Index> {
   std::unordered_map<uint32_t, std::unordered_set<hnswlib::labeltype>> labels_of_key_;
 };
 
-// Reading and writing run on libuv's pool so that a 50 MB index never stalls the event loop.
-class FileWork : public Napi::AsyncWorker {
+// Work for one index on libuv's pool, settled as a promise; the index stays alive until it ends.
+class IndexWork : public Napi::AsyncWorker {
  public:
-  FileWork(Napi::Env env, Index* index, Napi::Object self, std::string path, bool write, bool allow_replace_deleted)
-      : Napi::AsyncWorker(env, write ? "hnsw-int8:write" : "hnsw-int8:read"),
-        deferred_(Napi::Promise::Deferred::New(env)),
-        index_(index),
-        path_(std::move(path)),
-        write_(write),
-        allow_replace_deleted_(allow_replace_deleted) {
+  // Queues the work; its promise settles on the main thread when it ends.
+  Napi::Promise Start() {
+    Queue();
+    return deferred_.Promise();
+  }
+
+  void OnError(const Napi::Error& error) override { deferred_.Reject(error.Value()); }
+
+ protected:
+  IndexWork(Napi::Env env, const char* name, Index* index, Napi::Object self)
+      : Napi::AsyncWorker(env, name), deferred_(Napi::Promise::Deferred::New(env)), index_(index) {
     self_ = Napi::Persistent(self);
   }
 
-  Napi::Promise Promise() { return deferred_.Promise(); }
+  Napi::Promise::Deferred deferred_;
+  Index* index_;
+
+ private:
+  Napi::ObjectReference self_;  // keeps the index alive until the work ends
+};
+
+// Reading and writing run on libuv's pool so that a 50 MB index never stalls the event loop.
+class FileWork : public IndexWork {
+ public:
+  FileWork(Napi::Env env, Index* index, Napi::Object self, std::string path, bool write, bool allow_replace_deleted)
+      : IndexWork(env, write ? "hnsw-int8:write" : "hnsw-int8:read", index, self),
+        path_(std::move(path)),
+        write_(write),
+        allow_replace_deleted_(allow_replace_deleted) {}
 
   void Execute() override {
     try {
@@ -535,13 +553,10 @@ class FileWork : public Napi::AsyncWorker {
 
   void OnError(const Napi::Error& error) override {
     index_->busy() = false;
-    deferred_.Reject(error.Value());
+    IndexWork::OnError(error);
   }
 
  private:
-  Napi::Promise::Deferred deferred_;
-  Napi::ObjectReference self_;  // keeps the index alive until the work ends
-  Index* index_;
   std::string path_;
   bool write_;
   bool allow_replace_deleted_;
@@ -552,20 +567,14 @@ Napi::Value Index::QueueFileWork(const Napi::CallbackInfo& info, bool write, boo
   if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(info.Env(), "path must be a string");
   if (write) Ready(info.Env());
   if (busy_.exchange(true)) throw Napi::Error::New(info.Env(), kBusy);
-  auto* work = new FileWork(info.Env(), this, info.This().As<Napi::Object>(), info[0].As<Napi::String>(), write, allow_replace_deleted);
-  work->Queue();
-  return work->Promise();
+  return (new FileWork(info.Env(), this, info.This().As<Napi::Object>(), info[0].As<Napi::String>(), write, allow_replace_deleted))->Start();
 }
 
 // One search on libuv's pool, under a shared hold of the index's lock (see Index::searches).
-class SearchWork : public Napi::AsyncWorker {
+class SearchWork : public IndexWork {
  public:
   SearchWork(Napi::Env env, Index* index, Napi::Object self, SearchRequest request)
-      : Napi::AsyncWorker(env, "hnsw-int8:search"), deferred_(Napi::Promise::Deferred::New(env)), index_(index), request_(std::move(request)) {
-    self_ = Napi::Persistent(self);
-  }
-
-  Napi::Promise Promise() { return deferred_.Promise(); }
+      : IndexWork(env, "hnsw-int8:search", index, self), request_(std::move(request)) {}
 
   void Execute() override {
     std::shared_lock<std::shared_mutex> searching(index_->searches());
@@ -577,20 +586,14 @@ class SearchWork : public Napi::AsyncWorker {
   }
 
   void OnOK() override { deferred_.Resolve(Index::Results(Env(), found_)); }
-  void OnError(const Napi::Error& error) override { deferred_.Reject(error.Value()); }
 
  private:
-  Napi::Promise::Deferred deferred_;
-  Napi::ObjectReference self_;  // keeps the index alive until the work ends
-  Index* index_;
   SearchRequest request_;
   Found found_;
 };
 
 Napi::Value Index::SearchKnnAsync(const Napi::CallbackInfo& info) {
-  auto* work = new SearchWork(info.Env(), this, info.This().As<Napi::Object>(), Request(info));
-  work->Queue();
-  return work->Promise();
+  return (new SearchWork(info.Env(), this, info.This().As<Napi::Object>(), Request(info)))->Start();
 }
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
