@@ -28,9 +28,13 @@ const frequencies = (values: number[]) => Buffer.from(Float64Array.from(values).
 
 const documentFrequency = (term: string) => (db.prepare('select count(*) as n from chunks_fts where chunks_fts match ?').get(`"${term}"`) as { n: number }).n;
 
-function both(match: string, phrases: string[]) {
+/** The index's state as the service passes it: FTS5's structure record, read in the same statement. */
+const STATE = '(select block from chunks_fts_data where id = 10)';
+
+function both(match: string, phrases: string[], withState = false) {
   const given = frequencies(phrases.map(documentFrequency));
-  return db.prepare('select rowid, bm25(chunks_fts) as own, hearth_bm25(chunks_fts, ?) as ours from chunks_fts where chunks_fts match ? order by own, rowid').all(given, match) as Array<{ rowid: number; own: number; ours: number }>;
+  const ours = withState ? `hearth_bm25(chunks_fts, ?, ${STATE})` : 'hearth_bm25(chunks_fts, ?)';
+  return db.prepare(`select rowid, bm25(chunks_fts) as own, ${ours} as ours from chunks_fts where chunks_fts match ? order by own, rowid`).all(given, match) as Array<{ rowid: number; own: number; ours: number }>;
 }
 
 describe('hearth_bm25', () => {
@@ -43,11 +47,46 @@ describe('hearth_bm25', () => {
       ['"the" AND "signal"', ['the', 'signal']],
       ['"notes"', ['notes']], // heading words
     ];
-    for (const [match, phrases] of cases) {
-      const rows = both(match, phrases);
-      expect(rows.length, match).toBeGreaterThan(5);
-      for (const row of rows) expect(Math.abs(row.own - row.ours), match).toBeLessThan(1e-9);
-      expect(rows.some((row) => row.own !== rows[0].own), match).toBe(true); // not all alike: the test can tell orders apart
+    // Without the index's state, and with it twice (the second time every row's length comes from the cache).
+    for (const withState of [false, true, true]) {
+      for (const [match, phrases] of cases) {
+        const rows = both(match, phrases, withState);
+        expect(rows.length, match).toBeGreaterThan(5);
+        for (const row of rows) expect(Math.abs(row.own - row.ours), match).toBeLessThan(1e-9);
+        expect(rows.some((row) => row.own !== rows[0].own), match).toBe(true); // not all alike: the test can tell orders apart
+      }
+    }
+  });
+
+  it("keeps row lengths while the index's state is the same, and reads them again once it changes", () => {
+    const table = new Database(':memory:');
+    try {
+      loadBm25Extension(table);
+      table.exec("create virtual table chunks_fts using fts5(text, heading, tokenize='porter unicode61 remove_diacritics 2')");
+      const insert = table.prepare('insert into chunks_fts (rowid, text, heading) values (?, ?, null)');
+      for (let i = 1; i <= 20; i++) insert.run(i, `kestrel ${'meadow '.repeat(i)}`);
+      const state = () => (table.prepare('select block from chunks_fts_data where id = 10').get() as { block: Buffer }).block;
+      const given = frequencies([1]); // weighed as a rare word: a row's length then moves its score clearly
+      const scores = (stateValue: Buffer | string) =>
+        new Map((table.prepare(`select rowid, bm25(chunks_fts) as own, hearth_bm25(chunks_fts, ?, ${typeof stateValue === 'string' ? stateValue : '?'}) as ours from chunks_fts where chunks_fts match '"kestrel"'`).all(...(typeof stateValue === 'string' ? [given] : [given, stateValue])) as Array<{ rowid: number; own: number; ours: number }>).map((row) => [row.rowid, row]));
+      const before = state();
+      scores(before); // every row's length kept
+      // Row 1 written again, much longer: the index's state moves with it.
+      table.prepare('update chunks_fts set text = ? where rowid = 1').run(`kestrel ${'meadow '.repeat(60)}`);
+      expect(state().equals(before)).toBe(false);
+      // Told the old state, the function scores row 1 with the short length it kept (a shorter row scores better,
+      // lower): the cache is in use. The other rows' lengths did not change, so their scores do not either.
+      const stale = scores(before);
+      // Given the state as it is now, the cache is emptied and every row is scored with its length as it is now, as
+      // without a state.
+      const now = scores(STATE);
+      const uncached = scores('null');
+      expect(stale.get(1)!.ours).toBeLessThan(now.get(1)!.ours - 0.1);
+      for (let rowid = 2; rowid <= 20; rowid++) expect(stale.get(rowid)!.ours).toBeCloseTo(now.get(rowid)!.ours, 12);
+      for (const row of now.values()) expect(row.ours).toBeCloseTo(uncached.get(row.rowid)!.ours, 12);
+      expect(now.get(1)!.ours).toBeGreaterThan(now.get(2)!.ours); // row 1 is now the longest: it scores worst
+    } finally {
+      table.close();
     }
   });
 
@@ -66,6 +105,7 @@ describe('hearth_bm25', () => {
   it('refuses frequencies that are not one float64 per phrase, and a call without them', () => {
     const run = (given: unknown) => () => db.prepare(`select hearth_bm25(chunks_fts, ?) from chunks_fts where chunks_fts match '"kestrel" OR "glacier"'`).all(given);
     for (const given of [frequencies([3]), Buffer.from('twelve'), 'text', null]) expect(run(given)).toThrow(/one float64 document frequency per phrase/);
-    expect(() => db.prepare(`select hearth_bm25(chunks_fts) from chunks_fts where chunks_fts match '"kestrel"'`).all()).toThrow(/expects the table and one blob/);
+    expect(() => db.prepare(`select hearth_bm25(chunks_fts) from chunks_fts where chunks_fts match '"kestrel"'`).all()).toThrow(/expects the table, one blob/);
+    expect(() => db.prepare(`select hearth_bm25(chunks_fts, ?, 1, 2) from chunks_fts where chunks_fts match '"kestrel"'`).all(frequencies([3]))).toThrow(/expects the table, one blob/);
   });
 });

@@ -67,6 +67,13 @@ const scopeParams = (scope: ReadScope) => ({
   documentIds: scope.document_ids ? JSON.stringify(scope.document_ids) : null,
 });
 
+/**
+ * The keyword index's state for hearth_bm25, read in the ranking's own statement (once: the subquery is constant):
+ * FTS5's structure record, which changes with every write to the index. While it is the same, hearth_bm25 keeps each
+ * scored row's length instead of reading it from the docsize table again (native/keyword-rank).
+ */
+const indexState = sql`(select block from chunks_fts_data where id = 10)`;
+
 /** SQL of retrieval, reads only: FTS5 keyword ranking over chunks_fts and chunk lookups by rowid, each compiled once. */
 export class RetrievalRepository {
   private readonly span;
@@ -114,7 +121,7 @@ export class RetrievalRepository {
     // A match reaches its document through the narrow (rowid, document_id) index, not the chunk's wide row (0016).
     this.ranked = prepared<{ rowid: number; bm25: number; document_id: string }, { match: string; frequencies: Buffer; minRowid: number; limit: number; groups: string; documentIds: string | null; meta: string | null }>(
       run,
-      sql<{ rowid: number; bm25: number; document_id: string }>`select chunks_fts.rowid as rowid, hearth_bm25(chunks_fts, ${'$frequencies'}) as bm25, c.document_id as document_id from chunks_fts
+      sql<{ rowid: number; bm25: number; document_id: string }>`select chunks_fts.rowid as rowid, hearth_bm25(chunks_fts, ${'$frequencies'}, ${indexState}) as bm25, c.document_id as document_id from chunks_fts
         cross join chunks c indexed by chunks_document_by_rowid on c.rowid = chunks_fts.rowid
         cross join documents d on d.id = c.document_id
         where chunks_fts match ${'$match'} and chunks_fts.rowid >= ${'$minRowid'} and ${visible}
@@ -127,7 +134,7 @@ export class RetrievalRepository {
     this.rankedAll = prepared<{ rowid: number; bm25: number; document_id: string }, { match: string; frequencies: Buffer; minRowid: number; limit: number; meta: string | null }>(
       run,
       sql<{ rowid: number; bm25: number; document_id: string }>`select r.rowid as rowid, r.bm25 as bm25, c.document_id as document_id from (
-          select rowid, hearth_bm25(chunks_fts, ${'$frequencies'}) as bm25 from chunks_fts
+          select rowid, hearth_bm25(chunks_fts, ${'$frequencies'}, ${indexState}) as bm25 from chunks_fts
           where chunks_fts match ${'$match'} and rowid >= ${'$minRowid'}
             and (${'$meta'} is null or rowid in (${metadataRowids()}))
           order by bm25 limit ${'$limit'}

@@ -5,23 +5,120 @@
 // words that refine a search's ranking reads up to 30,000 entries (~35 ns each) before any row is scored. Hearth
 // already knows these frequencies: the query plan probes them (exact up to 1,001 matches, extrapolated beyond).
 // Given the exact counts, its scores equal bm25()'s to 1e-13 and rank the same rows in the same order.
+//
+// An optional third argument names the index's state: any value that changes whenever the FTS5 index is written
+// (Hearth passes its structure record, read in the same statement). While it stays the same, each row's length (its
+// tokens over all columns) is kept per connection once read: reading it is a lookup in FTS5's docsize table, about
+// a microsecond, half of what scoring a row costs. A different state empties the cache.
 #include <math.h>
 #include <string.h>
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT1
 
+// Row lengths by rowid, one cache per connection, valid for one state of the index: open addressing over rowids.
+typedef struct Lengths {
+  unsigned char* state;
+  int state_bytes;
+  sqlite3_int64* rowids;
+  int* lengths;  // -1: an empty slot
+  sqlite3_uint64 capacity;  // a power of two, or 0 before the first row
+  sqlite3_uint64 used;
+} Lengths;
+
+// Rows kept at most (about 16 bytes each, twice over for the open addressing); past it the cache starts afresh.
+static const sqlite3_uint64 kMaxCachedRows = 1u << 21;
+
+static void lengths_clear(Lengths* cache) {
+  sqlite3_free(cache->rowids);
+  sqlite3_free(cache->lengths);
+  cache->rowids = 0;
+  cache->lengths = 0;
+  cache->capacity = 0;
+  cache->used = 0;
+}
+
+static void lengths_destroy(void* p) {
+  Lengths* cache = (Lengths*)p;
+  lengths_clear(cache);
+  sqlite3_free(cache->state);
+  sqlite3_free(cache);
+}
+
+static sqlite3_uint64 slot_of(sqlite3_int64 rowid, sqlite3_uint64 capacity) {
+  sqlite3_uint64 x = (sqlite3_uint64)rowid * 0x9E3779B97F4A7C15ull;
+  return (x ^ (x >> 29)) & (capacity - 1);
+}
+
+// The kept length of a row, or -1.
+static int lengths_get(const Lengths* cache, sqlite3_int64 rowid) {
+  if (!cache->capacity) return -1;
+  for (sqlite3_uint64 i = slot_of(rowid, cache->capacity);; i = (i + 1) & (cache->capacity - 1)) {
+    if (cache->lengths[i] < 0) return -1;
+    if (cache->rowids[i] == rowid) return cache->lengths[i];
+  }
+}
+
+// Keeps a row's length; out of memory it keeps nothing (the length is read again next time).
+static void lengths_put(Lengths* cache, sqlite3_int64 rowid, int length) {
+  if (cache->used >= kMaxCachedRows) lengths_clear(cache);
+  if (2 * (cache->used + 1) > cache->capacity) {
+    const sqlite3_uint64 capacity = cache->capacity ? 2 * cache->capacity : 4096;
+    sqlite3_int64* rowids = (sqlite3_int64*)sqlite3_malloc64(capacity * sizeof(sqlite3_int64));
+    int* lengths = (int*)sqlite3_malloc64(capacity * sizeof(int));
+    if (!rowids || !lengths) {
+      sqlite3_free(rowids);
+      sqlite3_free(lengths);
+      return;
+    }
+    memset(lengths, 0xff, capacity * sizeof(int));
+    for (sqlite3_uint64 i = 0; i < cache->capacity; i++) {
+      if (cache->lengths[i] < 0) continue;
+      sqlite3_uint64 j = slot_of(cache->rowids[i], capacity);
+      while (lengths[j] >= 0) j = (j + 1) & (capacity - 1);
+      rowids[j] = cache->rowids[i];
+      lengths[j] = cache->lengths[i];
+    }
+    sqlite3_free(cache->rowids);
+    sqlite3_free(cache->lengths);
+    cache->rowids = rowids;
+    cache->lengths = lengths;
+    cache->capacity = capacity;
+  }
+  sqlite3_uint64 i = slot_of(rowid, cache->capacity);
+  while (cache->lengths[i] >= 0) i = (i + 1) & (cache->capacity - 1);
+  cache->rowids[i] = rowid;
+  cache->lengths[i] = length;
+  cache->used++;
+}
+
+// The cache for this statement's run: emptied first when the index's state differs from the one it was filled in.
+static Lengths* lengths_for(Lengths* cache, sqlite3_value* state) {
+  const int bytes = sqlite3_value_bytes(state);
+  const void* value = sqlite3_value_blob(state);
+  if (!value || bytes <= 0) return 0;
+  if (cache->state && cache->state_bytes == bytes && memcmp(cache->state, value, (size_t)bytes) == 0) return cache;
+  lengths_clear(cache);
+  sqlite3_free(cache->state);
+  cache->state = (unsigned char*)sqlite3_malloc(bytes);
+  cache->state_bytes = cache->state ? bytes : 0;
+  if (!cache->state) return 0;
+  memcpy(cache->state, value, (size_t)bytes);
+  return cache;
+}
+
 // Each phrase's inverse document frequency and the average row length, computed once per query (FTS5 keeps them as
-// the function's auxdata for the statement's run).
+// the function's auxdata for the statement's run), and the row length cache when a state was given.
 typedef struct Weights {
   int phrases;
   double average_length;
+  Lengths* lengths;
   double idf[];
 } Weights;
 
 static const double kK1 = 1.2;
 static const double kB = 0.75;
 
-static Weights* weights_of(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_context* ctx, sqlite3_value* frequencies) {
+static Weights* weights_of(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_context* ctx, sqlite3_value* frequencies, sqlite3_value* state) {
   Weights* w = (Weights*)api->xGetAuxdata(fts, 0);
   if (w) return w;
   const int phrases = api->xPhraseCount(fts);
@@ -42,6 +139,7 @@ static Weights* weights_of(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite
     return 0;
   }
   w->phrases = phrases;
+  w->lengths = state ? lengths_for((Lengths*)api->xUserData(fts), state) : 0;
   w->average_length = rows > 0 ? (double)tokens / (double)rows : 1.0;
   const unsigned char* blob = (const unsigned char*)sqlite3_value_blob(frequencies);
   for (int i = 0; i < phrases; i++) {
@@ -59,11 +157,11 @@ static Weights* weights_of(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite
 }
 
 static void hearth_bm25(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_context* ctx, int argc, sqlite3_value** argv) {
-  if (argc != 1) {
-    sqlite3_result_error(ctx, "hearth_bm25: expects the table and one blob of document frequencies", -1);
+  if (argc != 1 && argc != 2) {
+    sqlite3_result_error(ctx, "hearth_bm25: expects the table, one blob of document frequencies and optionally the index's state", -1);
     return;
   }
-  Weights* w = weights_of(api, fts, ctx, argv[0]);
+  Weights* w = weights_of(api, fts, ctx, argv[0], argc == 2 ? argv[1] : 0);
   if (!w) return;
   double stack[64];
   double* frequency = w->phrases <= 64 ? stack : (double*)sqlite3_malloc64((sqlite3_uint64)w->phrases * sizeof(double));
@@ -72,14 +170,20 @@ static void hearth_bm25(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_c
     return;
   }
   memset(frequency, 0, (size_t)w->phrases * sizeof(double));
-  int instances = 0, length = 0;
-  int rc = api->xInstCount(fts, &instances);
-  for (int i = 0; rc == SQLITE_OK && i < instances; i++) {
-    int phrase, column, offset;
-    rc = api->xInst(fts, i, &phrase, &column, &offset);
-    if (rc == SQLITE_OK) frequency[phrase] += 1.0;
+  // Each phrase's hits in this row, phrase by phrase (xInst would first merge every phrase's hits into one sorted list).
+  int rc = SQLITE_OK;
+  for (int p = 0; rc == SQLITE_OK && p < w->phrases; p++) {
+    Fts5PhraseIter hits;
+    int column = -1, offset = 0;
+    rc = api->xPhraseFirst(fts, p, &hits, &column, &offset);
+    for (; rc == SQLITE_OK && column >= 0; api->xPhraseNext(fts, &hits, &column, &offset)) frequency[p] += 1.0;
   }
-  if (rc == SQLITE_OK) rc = api->xColumnSize(fts, -1, &length);
+  const sqlite3_int64 rowid = api->xRowid(fts);
+  int length = w->lengths ? lengths_get(w->lengths, rowid) : -1;
+  if (rc == SQLITE_OK && length < 0) {
+    rc = api->xColumnSize(fts, -1, &length);
+    if (rc == SQLITE_OK && w->lengths) lengths_put(w->lengths, rowid, length);
+  }
   if (rc == SQLITE_OK) {
     const double d = kK1 * (1.0 - kB + kB * (double)length / w->average_length);
     double score = 0.0;
@@ -107,5 +211,8 @@ int sqlite3_hearthbm25_init(sqlite3* db, char** error, const sqlite3_api_routine
     *error = sqlite3_mprintf("hearth_bm25: this SQLite has no FTS5");
     return SQLITE_ERROR;
   }
-  return fts5->xCreateFunction(fts5, "hearth_bm25", 0, hearth_bm25, 0);
+  Lengths* cache = (Lengths*)sqlite3_malloc(sizeof(Lengths));
+  if (!cache) return SQLITE_NOMEM;
+  memset(cache, 0, sizeof *cache);
+  return fts5->xCreateFunction(fts5, "hearth_bm25", cache, hearth_bm25, lengths_destroy);
 }
