@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadBm25Extension } from './index.js';
 
 /**
- * hearth_bm25 (sqlite-bm25/hearth-bm25.c), which every connection of the service loads (core/db): given each
+ * hearth_bm25 and hearth_chunk_readable (sqlite-bm25/hearth-bm25.c), which every connection of the service loads (core/db): given each
  * phrase's true document frequency it scores every row as FTS5's own bm25() does, on a table shaped like chunks_fts
  * (two columns, the same tokenizer). Through the service, every keyword search ranks with it (test/api/retrieval).
  */
@@ -107,5 +107,63 @@ describe('hearth_bm25', () => {
     for (const given of [frequencies([3]), Buffer.from('twelve'), 'text', null]) expect(run(given)).toThrow(/one float64 document frequency per phrase/);
     expect(() => db.prepare(`select hearth_bm25(chunks_fts) from chunks_fts where chunks_fts match '"kestrel"'`).all()).toThrow(/expects the table, one blob/);
     expect(() => db.prepare(`select hearth_bm25(chunks_fts, ?, 1, 2) from chunks_fts where chunks_fts match '"kestrel"'`).all(frequencies([3]))).toThrow(/expects the table, one blob/);
+  });
+});
+
+describe('hearth_chunk_readable', () => {
+  /** Hearth's tables as far as the function reads them: chunks (AUTOINCREMENT rowids, the narrow index) and documents' access keys. */
+  function schema(): Database.Database {
+    const conn = new Database(':memory:');
+    loadBm25Extension(conn);
+    conn.exec(`create table documents (id text primary key, access_key integer);
+      create table chunks (rowid integer primary key autoincrement, document_id text not null, text text);
+      create index chunks_document_by_rowid on chunks(rowid, document_id);
+      insert into documents values ('a', 3), ('b', 7), ('c', 11);
+      insert into chunks (document_id, text) values ('a', 'one'), ('b', 'two'), ('c', 'three'), ('a', 'four');`);
+    return conn;
+  }
+  const keys = (...values: number[]) => Buffer.from(Uint32Array.from(values).sort().buffer);
+  const admitted = (conn: Database.Database, given: Buffer | null) =>
+    (conn.prepare('select rowid from chunks where hearth_chunk_readable(rowid, ?) order by rowid').all(given) as Array<{ rowid: number }>).map((row) => row.rowid);
+
+  it("admits a chunk when its document's access key is among the keys given (ascending uint32)", () => {
+    const conn = schema();
+    try {
+      expect(admitted(conn, keys(3))).toEqual([1, 4]);
+      expect(admitted(conn, keys(7, 11))).toEqual([2, 3]);
+      expect(admitted(conn, keys(3, 7, 11, 40))).toEqual([1, 2, 3, 4]);
+      expect(admitted(conn, keys(4, 8))).toEqual([]);
+      expect(admitted(conn, Buffer.alloc(0))).toEqual([]); // a reader who may read nothing
+      expect(admitted(conn, null)).toEqual([]);
+      // A rowid with no chunk behind it (deleted, or never written) is admitted by no keys.
+      expect(conn.prepare('select hearth_chunk_readable(99, ?) as ok').get(keys(3, 7, 11))).toEqual({ ok: 0 });
+    } finally {
+      conn.close();
+    }
+  });
+
+  it("keeps each chunk's key once read, for the connection's life: a chunk's document and key never change in Hearth", () => {
+    const conn = schema();
+    try {
+      expect(admitted(conn, keys(3))).toEqual([1, 4]);
+      // Never done by Hearth (access keys are fixed at insert); here it shows the keys read before are kept.
+      conn.exec("update documents set access_key = 5 where id = 'a'");
+      expect(admitted(conn, keys(3))).toEqual([1, 4]);
+      expect(admitted(conn, keys(5))).toEqual([]);
+      // A chunk not read before is read as the tables are now.
+      conn.exec("insert into chunks (document_id, text) values ('a', 'five')");
+      expect(admitted(conn, keys(5))).toEqual([5]);
+    } finally {
+      conn.close();
+    }
+  });
+
+  it('refuses keys that are not a blob of uint32', () => {
+    const conn = schema();
+    try {
+      for (const given of [Buffer.alloc(3), 'text', 12]) expect(() => admitted(conn, given as Buffer)).toThrow(/blob of uint32/);
+    } finally {
+      conn.close();
+    }
   });
 });

@@ -82,7 +82,6 @@ export class RetrievalRepository {
   private readonly ranked;
   private readonly chunks;
   private readonly keys;
-  private readonly rankedAll;
   private readonly rankedDocuments;
   private readonly rankedDocumentsAll;
   private readonly stamp;
@@ -117,25 +116,18 @@ export class RetrievalRepository {
     // hearth_bm25() is FTS5's bm25() given each phrase's document frequency (native/keyword-rank), which bm25() would
     // count first by reading every phrase's whole doclist. ORDER BY it rather than rank: FTS5's rank sorter scores
     // every match and ignores the rowid bound.
-    // The reader's access is a condition of the ranking itself: rows they may not read are never ranked.
-    // A match reaches its document through the narrow (rowid, document_id) index, not the chunk's wide row (0016).
-    this.ranked = prepared<{ rowid: number; bm25: number; document_id: string }, { match: string; frequencies: Buffer; minRowid: number; limit: number; groups: string; documentIds: string | null; meta: string | null }>(
-      run,
-      sql<{ rowid: number; bm25: number; document_id: string }>`select chunks_fts.rowid as rowid, hearth_bm25(chunks_fts, ${'$frequencies'}, ${indexState}) as bm25, c.document_id as document_id from chunks_fts
-        cross join chunks c indexed by chunks_document_by_rowid on c.rowid = chunks_fts.rowid
-        cross join documents d on d.id = c.document_id
-        where chunks_fts match ${'$match'} and chunks_fts.rowid >= ${'$minRowid'} and ${visible}
-          and (${'$meta'} is null or chunks_fts.rowid in (${metadataRowids()}))
-        order by bm25 limit ${'$limit'}`.compile(db),
-    );
-    // The same ranking for a reader who may read every indexed document (one group, or an admin in them all):
-    // no join per match. A chunk of a document that is not indexed any more drops when its row is looked up.
-    // Each ranked row's document is read after the limit, from the narrow index: a few rows, not every match.
-    this.rankedAll = prepared<{ rowid: number; bm25: number; document_id: string }, { match: string; frequencies: Buffer; minRowid: number; limit: number; meta: string | null }>(
+    // The reader's access is a condition of the ranking itself: rows they may not read are never ranked (nor scored).
+    // hearth_chunk_readable() tests a match's document against the access keys the reader may read (readableKeys, the
+    // same set the vector search filters by), each chunk's key kept once read, instead of joining every match to its
+    // chunk and document: about a microsecond a match. $keys null: the reader may read every indexed document, and a
+    // chunk of a document that is not indexed any more drops when its row is looked up (chunksByRowid).
+    // Each ranked row's document is read after the limit, from the narrow index (0016): a few rows, not every match.
+    this.ranked = prepared<{ rowid: number; bm25: number; document_id: string }, { match: string; frequencies: Buffer; minRowid: number; limit: number; keys: Buffer | null; meta: string | null }>(
       run,
       sql<{ rowid: number; bm25: number; document_id: string }>`select r.rowid as rowid, r.bm25 as bm25, c.document_id as document_id from (
           select rowid, hearth_bm25(chunks_fts, ${'$frequencies'}, ${indexState}) as bm25 from chunks_fts
           where chunks_fts match ${'$match'} and rowid >= ${'$minRowid'}
+            and (${'$keys'} is null or hearth_chunk_readable(rowid, ${'$keys'}))
             and (${'$meta'} is null or rowid in (${metadataRowids()}))
           order by bm25 limit ${'$limit'}
         ) r cross join chunks c indexed by chunks_document_by_rowid on c.rowid = r.rowid
@@ -219,14 +211,14 @@ export class RetrievalRepository {
   }
 
   /**
-   * Best bm25 matches first among the rows the scope may read, at or above `minRowid`. Text and heading weigh the same.
+   * Best bm25 matches first among the chunks of the documents with these access keys (readableKeys; null: every indexed
+   * document) that pass the metadata filter, at or above `minRowid`. Text and heading weigh the same.
    * `phraseFrequencies`: the matching chunks of each phrase of `match`, in its order (termFrequencies).
    */
-  async keywordRanked(query: RankedMatch, limit: number, scope: ReadScope, minRowid = 0, readsAll = false): Promise<RankedRowid[]> {
+  async keywordRanked(query: RankedMatch, limit: number, keys: Uint32Array | null, options: { minRowid?: number; metadata?: SearchFilters['metadata'] } = {}): Promise<RankedRowid[]> {
     const { match } = query;
     const frequencies = Buffer.from(Float64Array.from(query.phraseFrequencies).buffer);
-    const meta = metadataParam(scope.metadata);
-    const rows = unfiltered(scope, readsAll) ? await this.rankedAll({ match, frequencies, minRowid, limit, meta }) : await this.ranked({ match, frequencies, minRowid, limit, ...scopeParams(scope), meta });
+    const rows = await this.ranked({ match, frequencies, minRowid: options.minRowid ?? 0, limit, keys: keys && Buffer.from(keys.buffer, keys.byteOffset, keys.byteLength), meta: metadataParam(options.metadata) });
     return rows.map((row) => ({ rowid: row.rowid, score: -row.bm25, document_id: row.document_id }));
   }
 
@@ -249,7 +241,8 @@ export class RetrievalRepository {
     if (kept?.stamp === stamp) return kept.keys;
     const rows = await this.keys(params);
     const readable = rows.filter((row) => row.readable);
-    const keys: ReadableKeys = readable.length === rows.length ? { keys: null, share: 1 } : { keys: Uint32Array.from(readable, (row) => row.key), share: readable.length / rows.length };
+    // Ascending: the keyword ranking looks a key up by bisection (hearth_chunk_readable).
+    const keys: ReadableKeys = readable.length === rows.length ? { keys: null, share: 1 } : { keys: Uint32Array.from(readable, (row) => row.key).sort(), share: readable.length / rows.length };
     if (this.readable.size >= READABLE_CACHE) this.readable.clear();
     this.readable.set(key, { stamp, keys });
     return keys;

@@ -161,7 +161,7 @@ export class RetrievalService {
     };
     const plan = modeUsed !== 'vector' ? await this.keywordPlan(request.query) : null;
     if (plan) await pause();
-    const keywordSide = plan ? await this.keywordCandidates(plan, n, scope, readable.keys === null, rankDocuments, pause) : null;
+    const keywordSide = plan ? await this.keywordCandidates(plan, n, scope, readable.keys, rankDocuments, pause) : null;
     const vectorSide = walking ? await walking : embedding ? await walk(await embedding) : null;
     await hydrate([...(vectorSide?.list ?? []), ...(keywordSide?.list ?? [])]);
     const vectorList = vectorSide ? await this.visible(vectorSide, n, hydrate, hits) : [];
@@ -260,11 +260,11 @@ export class RetrievalService {
    * matches to bound the cost, and a document ranking would read them all. `pause` runs between the chunk and the
    * document rankings (search() queues the graph walk there once the query's vector is back).
    */
-  private async keywordCandidates(plan: KeywordPlan, n: number, scope: ReadScope, readsAll: boolean, rankDocuments: boolean, pause: () => Promise<void>): Promise<KeywordCandidates> {
+  private async keywordCandidates(plan: KeywordPlan, n: number, scope: ReadScope, keys: ReadableKeys['keys'], rankDocuments: boolean, pause: () => Promise<void>): Promise<KeywordCandidates> {
     /** The first n rows are the candidates; `depth` rows are fetched (the deeper ones for the document ranking). */
     const ranked = async (query: RankedMatch, depth = n) => {
       const floor = plan.windowed ? await this.repository.newestMatchFloor(query.match, KEYWORD_LIMITS.rowBudget, scope.metadata) : 0;
-      const fetch = (limit: number) => this.repository.keywordRanked(query, limit, scope, floor, readsAll);
+      const fetch = (limit: number) => this.repository.keywordRanked(query, limit, keys, { minRowid: floor, metadata: scope.metadata });
       const rows = await fetch(depth);
       return { candidates: { list: rows.slice(0, n), limit: n, fetch }, rows };
     };
@@ -278,7 +278,7 @@ export class RetrievalService {
     const { candidates, rows } = await ranked(plan, Math.max(n, DOCUMENT_CHUNKS));
     await pause();
     // Ranked by the rare terms alone: a common term's doclist over whole documents costs a search most of its time.
-    const ranking = await this.repository.documentsRanked(plan.rare, n, scope, readsAll);
+    const ranking = await this.repository.documentsRanked(plan.rare, n, scope, keys === null);
     return { ...candidates, documents: { ranking, chunks: rows } };
   }
 

@@ -71,7 +71,7 @@ async function main(): Promise<void> {
     const terms = candidateTerms(query);
     if (!terms.length) return [];
     const phraseFrequencies = await repository.termFrequencies(terms, KEYWORD_LIMITS.probeCap);
-    const ranked = await repository.keywordRanked({ match: terms.map(quoteTerm).join(' OR '), phraseFrequencies }, 50, { groups: ['everyone'] }, 0, true);
+    const ranked = await repository.keywordRanked({ match: terms.map(quoteTerm).join(' OR '), phraseFrequencies }, 50, null);
     const hits = new Map((await repository.chunksByRowid(ranked.map((r) => r.rowid), { groups: ['everyone'] })).map((hit) => [hit.rowid, hit]));
     return ranked.filter((r) => hits.has(r.rowid)).map((r, i) => ({ rank: i + 1, score: r.score, chunk_id: hits.get(r.rowid)!.chunk_id, document_id: hits.get(r.rowid)!.document_id, filename: '', text: '' }));
   };

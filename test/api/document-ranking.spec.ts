@@ -62,7 +62,7 @@ describe('the keyword index of whole documents', () => {
     expect(ranked[0].score).toBeGreaterThan(ranked[1].score);
     // The chunk ranking names each row's document (what represents a document found by the ranking above).
     const phraseFrequencies = await repository().termFrequencies(['quillwort', 'marshalling', 'bellbuoy'], 1001);
-    const chunks = await repository().keywordRanked({ match: MATCH, phraseFrequencies }, 20, { groups: ['everyone'] }, 0, true);
+    const chunks = await repository().keywordRanked({ match: MATCH, phraseFrequencies }, 20, null);
     const documentOf = new Map((await t.app.db.selectFrom('chunks').select(['rowid', 'document_id']).execute()).map((row) => [row.rowid, row.document_id]));
     expect(chunks.length).toBeGreaterThan(3);
     for (const chunk of chunks) expect(chunk.document_id).toBe(documentOf.get(chunk.rowid));

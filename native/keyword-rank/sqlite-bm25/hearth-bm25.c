@@ -15,33 +15,21 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT1
 
-// Row lengths by rowid, one cache per connection, valid for one state of the index: open addressing over rowids.
-typedef struct Lengths {
-  unsigned char* state;
-  int state_bytes;
+// Values by rowid (a row's length, a chunk's access key): open addressing, one map per connection.
+typedef struct RowMap {
   sqlite3_int64* rowids;
-  int* lengths;  // -1: an empty slot
+  int* values;  // -1: an empty slot
   sqlite3_uint64 capacity;  // a power of two, or 0 before the first row
   sqlite3_uint64 used;
-} Lengths;
+} RowMap;
 
-// Rows kept at most (about 16 bytes each, twice over for the open addressing); past it the cache starts afresh.
-static const sqlite3_uint64 kMaxCachedRows = 1u << 21;
+// Rows kept at most (about 12 bytes each, twice over for the open addressing); past it the map starts afresh.
+static const sqlite3_uint64 kMaxKeptRows = 1u << 21;
 
-static void lengths_clear(Lengths* cache) {
-  sqlite3_free(cache->rowids);
-  sqlite3_free(cache->lengths);
-  cache->rowids = 0;
-  cache->lengths = 0;
-  cache->capacity = 0;
-  cache->used = 0;
-}
-
-static void lengths_destroy(void* p) {
-  Lengths* cache = (Lengths*)p;
-  lengths_clear(cache);
-  sqlite3_free(cache->state);
-  sqlite3_free(cache);
+static void rowmap_clear(RowMap* map) {
+  sqlite3_free(map->rowids);
+  sqlite3_free(map->values);
+  memset(map, 0, sizeof *map);
 }
 
 static sqlite3_uint64 slot_of(sqlite3_int64 rowid, sqlite3_uint64 capacity) {
@@ -49,46 +37,61 @@ static sqlite3_uint64 slot_of(sqlite3_int64 rowid, sqlite3_uint64 capacity) {
   return (x ^ (x >> 29)) & (capacity - 1);
 }
 
-// The kept length of a row, or -1.
-static int lengths_get(const Lengths* cache, sqlite3_int64 rowid) {
-  if (!cache->capacity) return -1;
-  for (sqlite3_uint64 i = slot_of(rowid, cache->capacity);; i = (i + 1) & (cache->capacity - 1)) {
-    if (cache->lengths[i] < 0) return -1;
-    if (cache->rowids[i] == rowid) return cache->lengths[i];
+// The value kept for a row, or -1.
+static int rowmap_get(const RowMap* map, sqlite3_int64 rowid) {
+  if (!map->capacity) return -1;
+  for (sqlite3_uint64 i = slot_of(rowid, map->capacity);; i = (i + 1) & (map->capacity - 1)) {
+    if (map->values[i] < 0) return -1;
+    if (map->rowids[i] == rowid) return map->values[i];
   }
 }
 
-// Keeps a row's length; out of memory it keeps nothing (the length is read again next time).
-static void lengths_put(Lengths* cache, sqlite3_int64 rowid, int length) {
-  if (cache->used >= kMaxCachedRows) lengths_clear(cache);
-  if (2 * (cache->used + 1) > cache->capacity) {
-    const sqlite3_uint64 capacity = cache->capacity ? 2 * cache->capacity : 4096;
+// Keeps a row's value (0 or more); out of memory it keeps nothing (the value is read again next time).
+static void rowmap_put(RowMap* map, sqlite3_int64 rowid, int value) {
+  if (value < 0) return;
+  if (map->used >= kMaxKeptRows) rowmap_clear(map);
+  if (2 * (map->used + 1) > map->capacity) {
+    const sqlite3_uint64 capacity = map->capacity ? 2 * map->capacity : 4096;
     sqlite3_int64* rowids = (sqlite3_int64*)sqlite3_malloc64(capacity * sizeof(sqlite3_int64));
-    int* lengths = (int*)sqlite3_malloc64(capacity * sizeof(int));
-    if (!rowids || !lengths) {
+    int* values = (int*)sqlite3_malloc64(capacity * sizeof(int));
+    if (!rowids || !values) {
       sqlite3_free(rowids);
-      sqlite3_free(lengths);
+      sqlite3_free(values);
       return;
     }
-    memset(lengths, 0xff, capacity * sizeof(int));
-    for (sqlite3_uint64 i = 0; i < cache->capacity; i++) {
-      if (cache->lengths[i] < 0) continue;
-      sqlite3_uint64 j = slot_of(cache->rowids[i], capacity);
-      while (lengths[j] >= 0) j = (j + 1) & (capacity - 1);
-      rowids[j] = cache->rowids[i];
-      lengths[j] = cache->lengths[i];
+    memset(values, 0xff, capacity * sizeof(int));
+    for (sqlite3_uint64 i = 0; i < map->capacity; i++) {
+      if (map->values[i] < 0) continue;
+      sqlite3_uint64 j = slot_of(map->rowids[i], capacity);
+      while (values[j] >= 0) j = (j + 1) & (capacity - 1);
+      rowids[j] = map->rowids[i];
+      values[j] = map->values[i];
     }
-    sqlite3_free(cache->rowids);
-    sqlite3_free(cache->lengths);
-    cache->rowids = rowids;
-    cache->lengths = lengths;
-    cache->capacity = capacity;
+    sqlite3_free(map->rowids);
+    sqlite3_free(map->values);
+    map->rowids = rowids;
+    map->values = values;
+    map->capacity = capacity;
   }
-  sqlite3_uint64 i = slot_of(rowid, cache->capacity);
-  while (cache->lengths[i] >= 0) i = (i + 1) & (cache->capacity - 1);
-  cache->rowids[i] = rowid;
-  cache->lengths[i] = length;
-  cache->used++;
+  sqlite3_uint64 i = slot_of(rowid, map->capacity);
+  while (map->values[i] >= 0) i = (i + 1) & (map->capacity - 1);
+  map->rowids[i] = rowid;
+  map->values[i] = value;
+  map->used++;
+}
+
+// Row lengths of one connection, valid for one state of the index.
+typedef struct Lengths {
+  unsigned char* state;
+  int state_bytes;
+  RowMap rows;
+} Lengths;
+
+static void lengths_destroy(void* p) {
+  Lengths* cache = (Lengths*)p;
+  rowmap_clear(&cache->rows);
+  sqlite3_free(cache->state);
+  sqlite3_free(cache);
 }
 
 // The cache for this statement's run: emptied first when the index's state differs from the one it was filled in.
@@ -97,7 +100,7 @@ static Lengths* lengths_for(Lengths* cache, sqlite3_value* state) {
   const void* value = sqlite3_value_blob(state);
   if (!value || bytes <= 0) return 0;
   if (cache->state && cache->state_bytes == bytes && memcmp(cache->state, value, (size_t)bytes) == 0) return cache;
-  lengths_clear(cache);
+  rowmap_clear(&cache->rows);
   sqlite3_free(cache->state);
   cache->state = (unsigned char*)sqlite3_malloc(bytes);
   cache->state_bytes = cache->state ? bytes : 0;
@@ -179,10 +182,10 @@ static void hearth_bm25(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_c
     for (; rc == SQLITE_OK && column >= 0; api->xPhraseNext(fts, &hits, &column, &offset)) frequency[p] += 1.0;
   }
   const sqlite3_int64 rowid = api->xRowid(fts);
-  int length = w->lengths ? lengths_get(w->lengths, rowid) : -1;
+  int length = w->lengths ? rowmap_get(&w->lengths->rows, rowid) : -1;
   if (rc == SQLITE_OK && length < 0) {
     rc = api->xColumnSize(fts, -1, &length);
-    if (rc == SQLITE_OK && w->lengths) lengths_put(w->lengths, rowid, length);
+    if (rc == SQLITE_OK && w->lengths) rowmap_put(&w->lengths->rows, rowid, length);
   }
   if (rc == SQLITE_OK) {
     const double d = kK1 * (1.0 - kB + kB * (double)length / w->average_length);
@@ -193,6 +196,109 @@ static void hearth_bm25(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_c
     sqlite3_result_error_code(ctx, rc);
   }
   if (frequency != stack) sqlite3_free(frequency);
+}
+
+// hearth_chunk_readable(chunk_rowid, keys): 1 when the chunk's document has one of the access keys in `keys` (a blob
+// of uint32, ascending: the documents a reader may read, as Hearth computes them for the vector search's filter), else
+// 0. It stands in for joining each keyword match to its chunk and its document to test the reader's groups, about a
+// microsecond a match. A chunk's document, and a document's access key, never change (chunks.rowid is AUTOINCREMENT,
+// so a rowid never names a second chunk), so each chunk's key is kept per connection once read, with no expiry.
+// A chunk without a row or a document is admitted by no keys and not kept.
+static const char kChunkKeySql[] = "SELECT d.access_key FROM chunks c INDEXED BY chunks_document_by_rowid JOIN documents d ON d.id = c.document_id WHERE c.rowid = ?1";
+
+// The statement that reads a chunk's key, prepared on the first chunk not kept in a statement's run and finalized at
+// its end (SQLite keeps it as the keys argument's auxdata).
+typedef struct KeyLookup {
+  sqlite3_stmt* statement;
+} KeyLookup;
+
+static void key_lookup_destroy(void* p) {
+  KeyLookup* lookup = (KeyLookup*)p;
+  sqlite3_finalize(lookup->statement);
+  sqlite3_free(lookup);
+}
+
+static void rowmap_destroy(void* p) {
+  rowmap_clear((RowMap*)p);
+  sqlite3_free(p);
+}
+
+static int has_key(const unsigned char* keys, int count, unsigned int key) {
+  int low = 0, high = count - 1;
+  while (low <= high) {
+    const int middle = low + (high - low) / 2;
+    unsigned int value;
+    memcpy(&value, keys + (size_t)middle * sizeof value, sizeof value);
+    if (value == key) return 1;
+    if (value < key) low = middle + 1;
+    else high = middle - 1;
+  }
+  return 0;
+}
+
+static void hearth_chunk_readable(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  (void)argc;
+  if (sqlite3_value_type(argv[1]) != SQLITE_BLOB && sqlite3_value_type(argv[1]) != SQLITE_NULL) {
+    sqlite3_result_error(ctx, "hearth_chunk_readable: the keys must be a blob of uint32", -1);
+    return;
+  }
+  const int bytes = sqlite3_value_bytes(argv[1]);
+  if (bytes % (int)sizeof(unsigned int) != 0) {
+    sqlite3_result_error(ctx, "hearth_chunk_readable: the keys must be a blob of uint32", -1);
+    return;
+  }
+  if (sqlite3_value_type(argv[0]) != SQLITE_INTEGER || bytes == 0) {
+    sqlite3_result_int(ctx, 0);
+    return;
+  }
+  const sqlite3_int64 rowid = sqlite3_value_int64(argv[0]);
+  RowMap* kept = (RowMap*)sqlite3_user_data(ctx);
+  int key = rowmap_get(kept, rowid);
+  if (key < 0) {
+    KeyLookup* lookup = (KeyLookup*)sqlite3_get_auxdata(ctx, 1);
+    if (!lookup) {
+      lookup = (KeyLookup*)sqlite3_malloc(sizeof(KeyLookup));
+      if (!lookup) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+      }
+      lookup->statement = 0;
+      const int rc = sqlite3_prepare_v2(sqlite3_context_db_handle(ctx), kChunkKeySql, -1, &lookup->statement, 0);
+      if (rc != SQLITE_OK) {
+        sqlite3_free(lookup);
+        sqlite3_result_error_code(ctx, rc);
+        return;
+      }
+      sqlite3_set_auxdata(ctx, 1, lookup, key_lookup_destroy);
+      lookup = (KeyLookup*)sqlite3_get_auxdata(ctx, 1);
+    }
+    sqlite3_stmt* statement = lookup ? lookup->statement : 0;
+    sqlite3_stmt* own = 0;
+    if (!statement) {  // the keys are not a constant: no auxdata kept, prepare for this row alone
+      const int rc = sqlite3_prepare_v2(sqlite3_context_db_handle(ctx), kChunkKeySql, -1, &own, 0);
+      if (rc != SQLITE_OK) {
+        sqlite3_result_error_code(ctx, rc);
+        return;
+      }
+      statement = own;
+    }
+    sqlite3_bind_int64(statement, 1, rowid);
+    const int rc = sqlite3_step(statement);
+    if (rc == SQLITE_ROW && sqlite3_column_type(statement, 0) == SQLITE_INTEGER) {
+      const sqlite3_int64 value = sqlite3_column_int64(statement, 0);
+      if (value >= 0 && value <= 0x7fffffff) {
+        key = (int)value;
+        rowmap_put(kept, rowid, key);
+      }
+    }
+    sqlite3_reset(statement);
+    sqlite3_finalize(own);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+      sqlite3_result_error_code(ctx, rc);
+      return;
+    }
+  }
+  sqlite3_result_int(ctx, key >= 0 && has_key((const unsigned char*)sqlite3_value_blob(argv[1]), bytes / (int)sizeof(unsigned int), (unsigned int)key));
 }
 
 #ifdef _WIN32
@@ -214,5 +320,11 @@ int sqlite3_hearthbm25_init(sqlite3* db, char** error, const sqlite3_api_routine
   Lengths* cache = (Lengths*)sqlite3_malloc(sizeof(Lengths));
   if (!cache) return SQLITE_NOMEM;
   memset(cache, 0, sizeof *cache);
-  return fts5->xCreateFunction(fts5, "hearth_bm25", cache, hearth_bm25, lengths_destroy);
+  int rc = fts5->xCreateFunction(fts5, "hearth_bm25", cache, hearth_bm25, lengths_destroy);
+  if (rc != SQLITE_OK) return rc;
+  RowMap* keys = (RowMap*)sqlite3_malloc(sizeof(RowMap));
+  if (!keys) return SQLITE_NOMEM;
+  memset(keys, 0, sizeof *keys);
+  // Not SQLITE_DETERMINISTIC: the answer for a rowid depends on the tables (a chunk not yet written reads as 0).
+  return sqlite3_create_function_v2(db, "hearth_chunk_readable", 2, SQLITE_UTF8, keys, hearth_chunk_readable, 0, 0, rowmap_destroy);
 }
