@@ -2,7 +2,8 @@
  * Checks candidate evaluation questions against the corpus, and computes what the question file records of each:
  * `overlap` and `alt_docs` (docs/evaluation.md, "Writing the question file"). Questions are written by people
  * (or helpers) from the documents' meaning; this script only measures and refuses.
- * `npx tsx scripts/eval/check-questions.ts CANDIDATES.jsonl [--write OUT.jsonl] [--node-modules DIR]`
+ * `npx tsx scripts/eval/check-questions.ts CANDIDATES.jsonl [--write OUT.jsonl] [--node-modules DIR | --corpus DIR]`
+ * (`--corpus`: a prebuilt corpus folder, e.g. scripts/eval/man-corpus.ts's, every file in it a document).
  * A candidate line needs `question`, `doc` (a corpus id), `answer` and `kind`; `--write` keeps the lines that pass,
  * with `overlap` and `alt_docs` filled in (`id` and `set` are assigned when the file is put together).
  */
@@ -10,7 +11,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { STOPWORDS } from '../../plugins/retrieval/keyword-query.js';
-import { listCorpus } from './corpus.js';
+import { listCorpus, listFolder } from './corpus.js';
 
 /** A paraphrased question shares at most this share of its content words with the text around its answer. */
 export const MAX_PARAPHRASED_OVERLAP = 0.3;
@@ -63,8 +64,9 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
   const file = args[0];
-  if (!file || file.startsWith('--')) throw new Error('usage: tsx scripts/eval/check-questions.ts CANDIDATES.jsonl [--write OUT.jsonl] [--node-modules DIR]');
-  const corpus = await listCorpus(path.resolve(option('--node-modules') ?? 'node_modules'));
+  if (!file || file.startsWith('--')) throw new Error('usage: tsx scripts/eval/check-questions.ts CANDIDATES.jsonl [--write OUT.jsonl] [--node-modules DIR | --corpus DIR]');
+  const folder = option('--corpus');
+  const corpus = folder ? await listFolder(path.resolve(folder)) : await listCorpus(path.resolve(option('--node-modules') ?? 'node_modules'));
   const documents = new Map(await Promise.all(corpus.map(async (d) => [d.id, squeeze(await readFile(d.file, 'utf8'))] as const)));
   const kept: string[] = [];
   let refused = 0;

@@ -46,6 +46,17 @@ export async function listCorpus(nodeModules: string): Promise<CorpusDocument[]>
   return [...smallestByHash.values()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map((id) => ({ id, file: path.join(root, id) }));
 }
 
+/** Every regular file under a prebuilt corpus folder (scripts/eval/man-corpus.ts writes one), sorted by id: no filter, no copy. */
+export async function listFolder(root: string, relative = ''): Promise<CorpusDocument[]> {
+  const found: CorpusDocument[] = [];
+  for (const entry of await readdir(path.join(root, relative), { withFileTypes: true })) {
+    const id = relative ? `${relative}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) found.push(...(await listFolder(root, id)));
+    else if (entry.isFile()) found.push({ id, file: path.join(root, id) });
+  }
+  return relative ? found : found.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
 /** Copies the corpus into dest/<id> (the folder a connector scans); returns the documents. */
 export async function buildCorpus(nodeModules: string, dest: string): Promise<CorpusDocument[]> {
   const documents = await listCorpus(nodeModules);

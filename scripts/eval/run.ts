@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { BENCH_SECRETS, DEPLOYED_ENV, ROOT, login, startService, stopService, type Service } from '../../bench/harness.js';
 import { generateLicenseKeyPair, issueLicense } from '../../plugins/license/license-key.js';
-import { buildCorpus } from './corpus.js';
+import { buildCorpus, listFolder } from './corpus.js';
 import { containsSpan, mean, ndcgAt10, recallAt5, reciprocalRankAt10, table } from './metrics.js';
 import { type EvalQuestion, readQuestions, rightDocuments } from './questions.js';
 
@@ -22,6 +22,8 @@ const DAY = 86_400_000;
 interface Options {
   questionsFile: string;
   nodeModules: string;
+  /** A prebuilt corpus folder (HEARTH_EVAL_CORPUS_DIR, e.g. scripts/eval/man-corpus.ts's), scanned in place; null: node_modules' markdown. */
+  corpusDir: string | null;
   server: string;
   /** Kept between runs when given (corpus/ and data/ inside): a second run rescans, which skips unchanged files. */
   workDir: string | null;
@@ -41,6 +43,7 @@ function options(env = process.env): Options {
   return {
     questionsFile: path.resolve(questionsFile),
     nodeModules: path.resolve(env.HEARTH_EVAL_NODE_MODULES ?? path.join(ROOT, 'node_modules')),
+    corpusDir: env.HEARTH_EVAL_CORPUS_DIR ? path.resolve(env.HEARTH_EVAL_CORPUS_DIR) : null,
     server: path.resolve(env.HEARTH_EVAL_SERVER ?? path.join(ROOT, 'dist', 'server.js')),
     workDir: env.HEARTH_EVAL_WORK ? path.resolve(env.HEARTH_EVAL_WORK) : null,
     modelDir: env.HEARTH_EVAL_MODEL_DIR ? path.resolve(env.HEARTH_EVAL_MODEL_DIR) : null,
@@ -93,9 +96,9 @@ async function prepareBox(client: Client, service: Service, privateKeyPem: strin
 }
 
 /** Scans the corpus folder through a connector and waits for the scan job; returns document id → corpus id. */
-async function indexCorpus(client: Client, service: Service, corpusDir: string): Promise<Map<string, string>> {
+async function indexCorpus(client: Client, service: Service, corpusDir: string, include: string[]): Promise<Map<string, string>> {
   const { connectors } = await client.json<{ connectors: Array<{ id: string; name: string }> }>('GET', '/api/connectors');
-  const connector = connectors.find((c) => c.name === 'eval-corpus') ?? (await client.json<{ id: string }>('POST', '/api/connectors', { name: 'eval-corpus', path: corpusDir, include: ['.md'] }));
+  const connector = connectors.find((c) => c.name === 'eval-corpus') ?? (await client.json<{ id: string }>('POST', '/api/connectors', { name: 'eval-corpus', path: corpusDir, include }));
   const started = Date.now();
   const job = await client.json<{ id: string }>('POST', `/api/connectors/${connector.id}/scan`);
   const done = await until('the scan job', service, async () => {
@@ -176,10 +179,11 @@ async function main(): Promise<void> {
   const run = options();
   const questions = await readQuestions(run.questionsFile);
   const work = run.workDir ?? (await mkdtemp(path.join(os.tmpdir(), 'hearth-eval-')));
-  const corpusDir = path.join(work, 'corpus');
+  const corpusDir = run.corpusDir ?? path.join(work, 'corpus');
   const dataDir = path.join(work, 'data');
   await mkdir(dataDir, { recursive: true });
-  const corpus = await buildCorpus(run.nodeModules, corpusDir);
+  const corpus = run.corpusDir ? await listFolder(run.corpusDir) : await buildCorpus(run.nodeModules, corpusDir);
+  const include = [...new Set(corpus.map((document) => path.extname(document.id)))];
   const known = new Set(corpus.map((document) => document.id));
   const usable = questions.filter((q) => known.has(q.doc));
   console.log(`corpus: ${corpus.length} documents; questions: ${usable.length} of ${questions.length} (${questions.length - usable.length} name a document outside the corpus)`);
@@ -201,7 +205,7 @@ async function main(): Promise<void> {
     const client = new Client(service.url);
     await client.login();
     await prepareBox(client, service, signer.privateKeyPem);
-    const docIds = await indexCorpus(client, service, realCorpus);
+    const docIds = await indexCorpus(client, service, realCorpus, include);
     console.log(`indexed: ${docIds.size} documents`);
     const answered = await ask(client, usable, docIds, run);
     console.log(report(answered, run));
