@@ -2,10 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_FUSION, capPerDocument, fuse, withDocumentRanking } from './fusion.js';
 
 describe('fuse (default settings)', () => {
-  it('puts a chunk the keyword list ranks first above one the vector list alone ranks first', () => {
-    // rowid 1 is first in the vector list only, rowid 2 first in the keyword list only: equal weights tie them (and the lower rowid wins).
-    const fused = fuse([{ rowid: 1, score: 0.9 }], [{ rowid: 2, score: 12 }], DEFAULT_FUSION);
-    expect(fused.map((item) => item.rowid)).toEqual([2, 1]);
+  it('weighs the two chunk lists alike: the first of one ties with the first of the other (then the lower rowid first)', () => {
+    // rowid 2 is first in the vector list only, rowid 1 first in the keyword list only.
+    const fused = fuse([{ rowid: 2, score: 0.9 }], [{ rowid: 1, score: 12 }], DEFAULT_FUSION);
+    expect(fused.map((item) => item.rowid)).toEqual([1, 2]);
+    expect(fused[0].score).toBe(fused[1].score);
+    expect(fuse([{ rowid: 1, score: 0.9 }], [{ rowid: 2, score: 12 }], DEFAULT_FUSION).map((item) => item.rowid)).toEqual([1, 2]);
   });
 
   it('still lets agreement of both lists win over the top of one list', () => {

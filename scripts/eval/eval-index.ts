@@ -38,7 +38,7 @@ export interface EvalDatabase {
 export async function openEvalDatabase(work: string): Promise<EvalDatabase> {
   const db = await openDatabase(path.join(work, 'data', 'hearth.db'));
   const documents = await db.selectFrom('documents').select(['id', 'source_path']).execute();
-  const corpusIdOf = new Map(documents.map((d) => [d.id, path.relative(path.join(work, 'corpus'), d.source_path ?? '')]));
+  const corpusIdOf = new Map(documents.map((d) => [d.id, path.relative(process.env.HEARTH_EVAL_CORPUS_DIR ?? path.join(work, 'corpus'), d.source_path ?? '')]));
   const score = (question: EvalQuestion, results: Array<{ document_id: string }>) =>
     scoreRanking(question, results.slice(0, 10).map((result) => corpusIdOf.get(result.document_id)!), rightDocuments(question));
   return { db, corpusIdOf, score };
