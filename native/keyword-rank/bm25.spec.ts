@@ -90,6 +90,14 @@ describe('hearth_bm25', () => {
     }
   });
 
+  it("counts the frequencies itself when given none, as bm25() does, with and without the index's state", () => {
+    for (const state of ['', `, ${STATE}`, `, ${STATE}`]) {
+      const rows = db.prepare(`select rowid, bm25(chunks_fts) as own, hearth_bm25(chunks_fts, null${state}) as ours from chunks_fts where chunks_fts match ? order by own, rowid`).all('("kestrel" OR "glacier") OR (("kestrel" OR "glacier") AND ("the" OR "of"))') as Array<{ own: number; ours: number }>;
+      expect(rows.length).toBeGreaterThan(5);
+      for (const row of rows) expect(Math.abs(row.own - row.ours)).toBeLessThan(1e-12);
+    }
+  });
+
   it('weighs each phrase by the frequency it is given: a rarer one counts more', () => {
     const match = '"kestrel" OR "glacier"';
     const score = (values: number[]) =>
@@ -102,9 +110,9 @@ describe('hearth_bm25', () => {
     expect(kestrelRare.get(glacierOnly)).toBe(asCounted.get(glacierOnly));
   });
 
-  it('refuses frequencies that are not one float64 per phrase, and a call without them', () => {
+  it('refuses frequencies that are not one float64 per phrase (null: counted), and a call without them', () => {
     const run = (given: unknown) => () => db.prepare(`select hearth_bm25(chunks_fts, ?) from chunks_fts where chunks_fts match '"kestrel" OR "glacier"'`).all(given);
-    for (const given of [frequencies([3]), Buffer.from('twelve'), 'text', null]) expect(run(given)).toThrow(/one float64 document frequency per phrase/);
+    for (const given of [frequencies([3]), Buffer.from('twelve'), 'text', 12]) expect(run(given)).toThrow(/one float64 document frequency per phrase/);
     expect(() => db.prepare(`select hearth_bm25(chunks_fts) from chunks_fts where chunks_fts match '"kestrel"'`).all()).toThrow(/expects the table, one blob/);
     expect(() => db.prepare(`select hearth_bm25(chunks_fts, ?, 1, 2) from chunks_fts where chunks_fts match '"kestrel"'`).all(frequencies([3]))).toThrow(/expects the table, one blob/);
   });

@@ -74,6 +74,9 @@ const scopeParams = (scope: ReadScope) => ({
  */
 const indexState = sql`(select block from chunks_fts_data where id = 10)`;
 
+/** The same for the whole-document ranking's index: there hearth_bm25 counts each word's documents itself (null), as bm25() does. */
+const documentsIndexState = sql`(select block from documents_fts_data where id = 10)`;
+
 /** SQL of retrieval, reads only: FTS5 keyword ranking over chunks_fts and chunk lookups by rowid, each compiled once. */
 export class RetrievalRepository {
   private readonly span;
@@ -137,7 +140,7 @@ export class RetrievalRepository {
     // document, so a document is ranked once however many of its chunks match.
     this.rankedDocuments = prepared<{ document_id: string; bm25: number }, { match: string; limit: number; groups: string; documentIds: string | null }>(
       run,
-      sql<{ document_id: string; bm25: number }>`select k.document_id as document_id, bm25(documents_fts) as bm25 from documents_fts
+      sql<{ document_id: string; bm25: number }>`select k.document_id as document_id, hearth_bm25(documents_fts, null, ${documentsIndexState}) as bm25 from documents_fts
         cross join document_keywords k on k.id = documents_fts.rowid
         cross join documents d on d.id = k.document_id
         where documents_fts match ${'$match'} and ${visible}
@@ -148,7 +151,7 @@ export class RetrievalRepository {
     this.rankedDocumentsAll = prepared<{ document_id: string; bm25: number }, { match: string; limit: number }>(
       run,
       sql<{ document_id: string; bm25: number }>`select k.document_id as document_id, r.bm25 as bm25 from (
-          select rowid, bm25(documents_fts) as bm25 from documents_fts where documents_fts match ${'$match'} order by bm25 limit ${'$limit'}
+          select rowid, hearth_bm25(documents_fts, null, ${documentsIndexState}) as bm25 from documents_fts where documents_fts match ${'$match'} order by bm25 limit ${'$limit'}
         ) r cross join document_keywords k on k.id = r.rowid
         order by r.bm25`.compile(db),
     );

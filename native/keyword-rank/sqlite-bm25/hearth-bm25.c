@@ -6,6 +6,8 @@
 // already knows these frequencies: the query plan probes them (exact up to 1,001 matches, extrapolated beyond).
 // Given the exact counts, its scores equal bm25()'s to 1e-13 and rank the same rows in the same order.
 //
+// Frequencies given as NULL are counted as bm25() counts them (the whole-document ranking's rare words: short doclists).
+//
 // An optional third argument names the index's state: any value that changes whenever the FTS5 index is written
 // (Hearth passes its structure record, read in the same statement). While it stays the same, each row's length (its
 // tokens over all columns) is kept per connection once read: reading it is a lookup in FTS5's docsize table, about
@@ -80,33 +82,53 @@ static void rowmap_put(RowMap* map, sqlite3_int64 rowid, int value) {
   map->used++;
 }
 
-// Row lengths of one connection, valid for one state of the index.
+// Row lengths of one connection, each set valid for one state of one index: a few sets, so that the chunk ranking's
+// and the document ranking's lengths (two tables, two states) do not evict each other on every search.
+#define LENGTH_SETS 4
 typedef struct Lengths {
   unsigned char* state;
   int state_bytes;
+  sqlite3_uint64 used_at;  // the connection's clock when last used: the least recent set is the one replaced
   RowMap rows;
 } Lengths;
 
-static void lengths_destroy(void* p) {
-  Lengths* cache = (Lengths*)p;
-  rowmap_clear(&cache->rows);
-  sqlite3_free(cache->state);
-  sqlite3_free(cache);
+typedef struct Connection {
+  Lengths sets[LENGTH_SETS];
+  sqlite3_uint64 clock;
+} Connection;
+
+static void connection_destroy(void* p) {
+  Connection* connection = (Connection*)p;
+  for (int i = 0; i < LENGTH_SETS; i++) {
+    rowmap_clear(&connection->sets[i].rows);
+    sqlite3_free(connection->sets[i].state);
+  }
+  sqlite3_free(connection);
 }
 
-// The cache for this statement's run: emptied first when the index's state differs from the one it was filled in.
-static Lengths* lengths_for(Lengths* cache, sqlite3_value* state) {
+// The lengths kept for this state of an index (a set emptied and taken over when none is), or 0 without a state.
+static Lengths* lengths_for(Connection* connection, sqlite3_value* state) {
   const int bytes = sqlite3_value_bytes(state);
   const void* value = sqlite3_value_blob(state);
   if (!value || bytes <= 0) return 0;
-  if (cache->state && cache->state_bytes == bytes && memcmp(cache->state, value, (size_t)bytes) == 0) return cache;
-  rowmap_clear(&cache->rows);
-  sqlite3_free(cache->state);
-  cache->state = (unsigned char*)sqlite3_malloc(bytes);
-  cache->state_bytes = cache->state ? bytes : 0;
-  if (!cache->state) return 0;
-  memcpy(cache->state, value, (size_t)bytes);
-  return cache;
+  connection->clock++;
+  Lengths* oldest = &connection->sets[0];
+  for (int i = 0; i < LENGTH_SETS; i++) {
+    Lengths* set = &connection->sets[i];
+    if (set->state && set->state_bytes == bytes && memcmp(set->state, value, (size_t)bytes) == 0) {
+      set->used_at = connection->clock;
+      return set;
+    }
+    if (set->used_at < oldest->used_at) oldest = set;
+  }
+  rowmap_clear(&oldest->rows);
+  sqlite3_free(oldest->state);
+  oldest->state = (unsigned char*)sqlite3_malloc(bytes);
+  oldest->state_bytes = oldest->state ? bytes : 0;
+  if (!oldest->state) return 0;
+  memcpy(oldest->state, value, (size_t)bytes);
+  oldest->used_at = connection->clock;
+  return oldest;
 }
 
 // Each phrase's inverse document frequency and the average row length, computed once per query (FTS5 keeps them as
@@ -121,11 +143,20 @@ typedef struct Weights {
 static const double kK1 = 1.2;
 static const double kB = 0.75;
 
+// xQueryPhrase's callback: one call per row holding the phrase.
+static int count_row(const Fts5ExtensionApi* api, Fts5Context* fts, void* count) {
+  (void)api;
+  (void)fts;
+  (*(sqlite3_int64*)count)++;
+  return SQLITE_OK;
+}
+
 static Weights* weights_of(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_context* ctx, sqlite3_value* frequencies, sqlite3_value* state) {
   Weights* w = (Weights*)api->xGetAuxdata(fts, 0);
   if (w) return w;
   const int phrases = api->xPhraseCount(fts);
-  if (sqlite3_value_type(frequencies) != SQLITE_BLOB || sqlite3_value_bytes(frequencies) != phrases * (int)sizeof(double)) {
+  const int counted = sqlite3_value_type(frequencies) == SQLITE_NULL;
+  if (!counted && (sqlite3_value_type(frequencies) != SQLITE_BLOB || sqlite3_value_bytes(frequencies) != phrases * (int)sizeof(double))) {
     sqlite3_result_error(ctx, "hearth_bm25: one float64 document frequency per phrase of the MATCH expected", -1);
     return 0;
   }
@@ -142,12 +173,24 @@ static Weights* weights_of(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite
     return 0;
   }
   w->phrases = phrases;
-  w->lengths = state ? lengths_for((Lengths*)api->xUserData(fts), state) : 0;
+  w->lengths = state ? lengths_for((Connection*)api->xUserData(fts), state) : 0;
   w->average_length = rows > 0 ? (double)tokens / (double)rows : 1.0;
   const unsigned char* blob = (const unsigned char*)sqlite3_value_blob(frequencies);
   for (int i = 0; i < phrases; i++) {
-    double hits;
-    memcpy(&hits, blob + i * sizeof(double), sizeof hits);
+    double hits = 0.0;
+    if (counted) {
+      // No frequencies given: counted as bm25() does, by a pass over the phrase's doclist.
+      sqlite3_int64 rows_with_phrase = 0;
+      rc = api->xQueryPhrase(fts, i, &rows_with_phrase, count_row);
+      if (rc != SQLITE_OK) {
+        sqlite3_free(w);
+        sqlite3_result_error_code(ctx, rc);
+        return 0;
+      }
+      hits = (double)rows_with_phrase;
+    } else {
+      memcpy(&hits, blob + i * sizeof(double), sizeof hits);
+    }
     double idf = log(((double)rows - hits + 0.5) / (hits + 0.5));
     w->idf[i] = idf <= 0.0 ? 1e-6 : idf;
   }
@@ -317,10 +360,10 @@ int sqlite3_hearthbm25_init(sqlite3* db, char** error, const sqlite3_api_routine
     *error = sqlite3_mprintf("hearth_bm25: this SQLite has no FTS5");
     return SQLITE_ERROR;
   }
-  Lengths* cache = (Lengths*)sqlite3_malloc(sizeof(Lengths));
-  if (!cache) return SQLITE_NOMEM;
-  memset(cache, 0, sizeof *cache);
-  int rc = fts5->xCreateFunction(fts5, "hearth_bm25", cache, hearth_bm25, lengths_destroy);
+  Connection* connection = (Connection*)sqlite3_malloc(sizeof(Connection));
+  if (!connection) return SQLITE_NOMEM;
+  memset(connection, 0, sizeof *connection);
+  int rc = fts5->xCreateFunction(fts5, "hearth_bm25", connection, hearth_bm25, connection_destroy);
   if (rc != SQLITE_OK) return rc;
   RowMap* keys = (RowMap*)sqlite3_malloc(sizeof(RowMap));
   if (!keys) return SQLITE_NOMEM;
