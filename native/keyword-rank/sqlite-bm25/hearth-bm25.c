@@ -17,74 +17,75 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT1
 
-// Values by rowid (a row's length, a chunk's access key): open addressing, one map per connection.
+// Values by rowid (a row's length, a chunk's access key): open addressing, one map per connection. A slot is 8 bytes
+// (the rowid as uint32, the value as int32) and the table at most half full: at 100k rows, 2 MiB.
+typedef struct Slot {
+  unsigned int rowid;
+  int value;  // -1: an empty slot
+} Slot;
+
 typedef struct RowMap {
-  sqlite3_int64* rowids;
-  int* values;  // -1: an empty slot
+  Slot* slots;
   sqlite3_uint64 capacity;  // a power of two, or 0 before the first row
   sqlite3_uint64 used;
 } RowMap;
 
-// Rows kept at most (about 12 bytes each, twice over for the open addressing); past it the map starts afresh.
-static const sqlite3_uint64 kMaxKeptRows = 1u << 21;
+// Rows kept at most (16 MiB of slots); past it the map starts afresh.
+static const sqlite3_uint64 kMaxKeptRows = 1u << 20;
 
 static void rowmap_clear(RowMap* map) {
-  sqlite3_free(map->rowids);
-  sqlite3_free(map->values);
+  sqlite3_free(map->slots);
   memset(map, 0, sizeof *map);
 }
 
-static sqlite3_uint64 slot_of(sqlite3_int64 rowid, sqlite3_uint64 capacity) {
+static int keepable(sqlite3_int64 rowid) {
+  return rowid >= 0 && rowid <= 0xffffffffLL;
+}
+
+static sqlite3_uint64 slot_of(unsigned int rowid, sqlite3_uint64 capacity) {
   sqlite3_uint64 x = (sqlite3_uint64)rowid * 0x9E3779B97F4A7C15ull;
   return (x ^ (x >> 29)) & (capacity - 1);
 }
 
-// The value kept for a row, or -1.
+// The value kept for a row, or -1 (also for a rowid a slot cannot hold: never kept, read every time).
 static int rowmap_get(const RowMap* map, sqlite3_int64 rowid) {
-  if (!map->capacity) return -1;
-  for (sqlite3_uint64 i = slot_of(rowid, map->capacity);; i = (i + 1) & (map->capacity - 1)) {
-    if (map->values[i] < 0) return -1;
-    if (map->rowids[i] == rowid) return map->values[i];
+  if (!map->capacity || !keepable(rowid)) return -1;
+  for (sqlite3_uint64 i = slot_of((unsigned int)rowid, map->capacity);; i = (i + 1) & (map->capacity - 1)) {
+    if (map->slots[i].value < 0) return -1;
+    if (map->slots[i].rowid == (unsigned int)rowid) return map->slots[i].value;
   }
 }
 
 // Keeps a row's value (0 or more); out of memory it keeps nothing (the value is read again next time).
 static void rowmap_put(RowMap* map, sqlite3_int64 rowid, int value) {
-  if (value < 0) return;
+  if (value < 0 || !keepable(rowid)) return;
   if (map->used >= kMaxKeptRows) rowmap_clear(map);
   if (2 * (map->used + 1) > map->capacity) {
     const sqlite3_uint64 capacity = map->capacity ? 2 * map->capacity : 4096;
-    sqlite3_int64* rowids = (sqlite3_int64*)sqlite3_malloc64(capacity * sizeof(sqlite3_int64));
-    int* values = (int*)sqlite3_malloc64(capacity * sizeof(int));
-    if (!rowids || !values) {
-      sqlite3_free(rowids);
-      sqlite3_free(values);
-      return;
-    }
-    memset(values, 0xff, capacity * sizeof(int));
+    Slot* slots = (Slot*)sqlite3_malloc64(capacity * sizeof(Slot));
+    if (!slots) return;
+    for (sqlite3_uint64 i = 0; i < capacity; i++) slots[i].value = -1;
     for (sqlite3_uint64 i = 0; i < map->capacity; i++) {
-      if (map->values[i] < 0) continue;
-      sqlite3_uint64 j = slot_of(map->rowids[i], capacity);
-      while (values[j] >= 0) j = (j + 1) & (capacity - 1);
-      rowids[j] = map->rowids[i];
-      values[j] = map->values[i];
+      if (map->slots[i].value < 0) continue;
+      sqlite3_uint64 j = slot_of(map->slots[i].rowid, capacity);
+      while (slots[j].value >= 0) j = (j + 1) & (capacity - 1);
+      slots[j] = map->slots[i];
     }
-    sqlite3_free(map->rowids);
-    sqlite3_free(map->values);
-    map->rowids = rowids;
-    map->values = values;
+    sqlite3_free(map->slots);
+    map->slots = slots;
     map->capacity = capacity;
   }
-  sqlite3_uint64 i = slot_of(rowid, map->capacity);
-  while (map->values[i] >= 0) i = (i + 1) & (map->capacity - 1);
-  map->rowids[i] = rowid;
-  map->values[i] = value;
+  sqlite3_uint64 i = slot_of((unsigned int)rowid, map->capacity);
+  while (map->slots[i].value >= 0) i = (i + 1) & (map->capacity - 1);
+  map->slots[i].rowid = (unsigned int)rowid;
+  map->slots[i].value = value;
   map->used++;
 }
 
-// Row lengths of one connection, each set valid for one state of one index: a few sets, so that the chunk ranking's
-// and the document ranking's lengths (two tables, two states) do not evict each other on every search.
-#define LENGTH_SETS 4
+// Row lengths of one connection, each set valid for one state of one index: two sets, so that the chunk ranking's and
+// the document ranking's lengths (two tables, two states) do not evict each other on every search, while a state
+// left behind by a write is the least recently used and the first replaced.
+#define LENGTH_SETS 2
 typedef struct Lengths {
   unsigned char* state;
   int state_bytes;
