@@ -150,14 +150,17 @@ describe('hearth_chunk_readable', () => {
     }
   });
 
-  it("keeps each chunk's key once read, for the connection's life: a chunk's document and key never change in Hearth", () => {
+  it("reads every chunk's key on the connection's first call and keeps them for its life: a chunk's document and key never change in Hearth", () => {
     const conn = schema();
     try {
       expect(admitted(conn, keys(3))).toEqual([1, 4]);
-      // Never done by Hearth (access keys are fixed at insert); here it shows the keys read before are kept.
-      conn.exec("update documents set access_key = 5 where id = 'a'");
+      // Never done by Hearth (access keys are fixed at insert); here it shows the keys read before are kept, those
+      // of chunks the first call did not admit too (the whole table was read then).
+      conn.exec("update documents set access_key = 5 where id = 'a'; update documents set access_key = 9 where id = 'b'");
       expect(admitted(conn, keys(3))).toEqual([1, 4]);
       expect(admitted(conn, keys(5))).toEqual([]);
+      expect(admitted(conn, keys(7))).toEqual([2]);
+      expect(admitted(conn, keys(9))).toEqual([]);
       // A chunk not read before is read as the tables are now.
       conn.exec("insert into chunks (document_id, text) values ('a', 'five')");
       expect(admitted(conn, keys(5))).toEqual([5]);

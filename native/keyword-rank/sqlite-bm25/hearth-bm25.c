@@ -249,6 +249,33 @@ static void hearth_bm25(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_c
 // so a rowid never names a second chunk), so each chunk's key is kept per connection once read, with no expiry.
 // A chunk without a row or a document is admitted by no keys and not kept.
 static const char kChunkKeySql[] = "SELECT d.access_key FROM chunks c INDEXED BY chunks_document_by_rowid JOIN documents d ON d.id = c.document_id WHERE c.rowid = ?1";
+// Every chunk's key at once, read on the connection's first call: one pass (about 30 ms at 100k chunks) instead of a
+// statement step per chunk seen for the first time, which would cost more than the join it replaces until most chunks
+// had been seen. Chunks written later are read one by one.
+static const char kAllChunkKeysSql[] = "SELECT c.rowid, d.access_key FROM chunks c INDEXED BY chunks_document_by_rowid JOIN documents d ON d.id = c.document_id";
+
+// The chunk keys of one connection.
+typedef struct ChunkKeys {
+  RowMap rows;
+  int loaded;  // the whole-table pass was made (or could not be: then chunks are read one by one)
+} ChunkKeys;
+
+// Keeps every chunk's key, unless there are more than the map may hold (then they are read as they are met).
+static void chunk_keys_load(sqlite3* db, ChunkKeys* keys) {
+  keys->loaded = 1;
+  sqlite3_stmt* all = 0;
+  if (sqlite3_prepare_v2(db, kAllChunkKeysSql, -1, &all, 0) != SQLITE_OK) return;
+  while (sqlite3_step(all) == SQLITE_ROW) {
+    if (keys->rows.used >= kMaxKeptRows / 2) {
+      rowmap_clear(&keys->rows);
+      break;
+    }
+    if (sqlite3_column_type(all, 1) != SQLITE_INTEGER) continue;
+    const sqlite3_int64 key = sqlite3_column_int64(all, 1);
+    if (key >= 0 && key <= 0x7fffffff) rowmap_put(&keys->rows, sqlite3_column_int64(all, 0), (int)key);
+  }
+  sqlite3_finalize(all);
+}
 
 // The statement that reads a chunk's key, prepared on the first chunk not kept in a statement's run and finalized at
 // its end (SQLite keeps it as the keys argument's auxdata).
@@ -262,8 +289,8 @@ static void key_lookup_destroy(void* p) {
   sqlite3_free(lookup);
 }
 
-static void rowmap_destroy(void* p) {
-  rowmap_clear((RowMap*)p);
+static void chunk_keys_destroy(void* p) {
+  rowmap_clear(&((ChunkKeys*)p)->rows);
   sqlite3_free(p);
 }
 
@@ -296,7 +323,9 @@ static void hearth_chunk_readable(sqlite3_context* ctx, int argc, sqlite3_value*
     return;
   }
   const sqlite3_int64 rowid = sqlite3_value_int64(argv[0]);
-  RowMap* kept = (RowMap*)sqlite3_user_data(ctx);
+  ChunkKeys* keys = (ChunkKeys*)sqlite3_user_data(ctx);
+  if (!keys->loaded) chunk_keys_load(sqlite3_context_db_handle(ctx), keys);
+  RowMap* kept = &keys->rows;
   int key = rowmap_get(kept, rowid);
   if (key < 0) {
     KeyLookup* lookup = (KeyLookup*)sqlite3_get_auxdata(ctx, 1);
@@ -366,9 +395,9 @@ int sqlite3_hearthbm25_init(sqlite3* db, char** error, const sqlite3_api_routine
   memset(connection, 0, sizeof *connection);
   int rc = fts5->xCreateFunction(fts5, "hearth_bm25", connection, hearth_bm25, connection_destroy);
   if (rc != SQLITE_OK) return rc;
-  RowMap* keys = (RowMap*)sqlite3_malloc(sizeof(RowMap));
+  ChunkKeys* keys = (ChunkKeys*)sqlite3_malloc(sizeof(ChunkKeys));
   if (!keys) return SQLITE_NOMEM;
   memset(keys, 0, sizeof *keys);
   // Not SQLITE_DETERMINISTIC: the answer for a rowid depends on the tables (a chunk not yet written reads as 0).
-  return sqlite3_create_function_v2(db, "hearth_chunk_readable", 2, SQLITE_UTF8, keys, hearth_chunk_readable, 0, 0, rowmap_destroy);
+  return sqlite3_create_function_v2(db, "hearth_chunk_readable", 2, SQLITE_UTF8, keys, hearth_chunk_readable, 0, 0, chunk_keys_destroy);
 }
