@@ -46,6 +46,9 @@ export async function listCorpus(nodeModules: string): Promise<CorpusDocument[]>
   return [...smallestByHash.values()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map((id) => ({ id, file: path.join(root, id) }));
 }
 
+/** Code-unit order of ids, the order every corpus listing keeps. */
+export const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
 /** Every regular file under a prebuilt corpus folder (scripts/eval/man-corpus.ts writes one), sorted by id: no filter, no copy. */
 export async function listFolder(root: string, relative = ''): Promise<CorpusDocument[]> {
   const found: CorpusDocument[] = [];
@@ -54,7 +57,7 @@ export async function listFolder(root: string, relative = ''): Promise<CorpusDoc
     if (entry.isDirectory()) found.push(...(await listFolder(root, id)));
     else if (entry.isFile()) found.push({ id, file: path.join(root, id) });
   }
-  return relative ? found : found.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return relative ? found : found.sort(byId);
 }
 
 /** Copies the corpus into dest/<id> (the folder a connector scans); returns the documents. */

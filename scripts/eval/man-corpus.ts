@@ -13,7 +13,7 @@ import { cpus } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { MAX_BYTES, MIN_BYTES } from './corpus.js';
+import { MAX_BYTES, MIN_BYTES, byId } from './corpus.js';
 
 const run = promisify(execFile);
 const SECTIONS = ['man1', 'man5', 'man7', 'man8'];
@@ -37,7 +37,7 @@ export async function buildManCorpus(dest: string, manRoot = '/usr/share/man'): 
       pages.push({ id: `${section}/${entry.name.slice(0, -3)}.txt`, file });
     }
   }
-  pages.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  pages.sort(byId);
   const kept = new Map<string, string>();
   const texts = new Map<string, string>();
   let next = 0;

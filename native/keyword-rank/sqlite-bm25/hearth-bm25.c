@@ -254,6 +254,13 @@ static const char kChunkKeySql[] = "SELECT d.access_key FROM chunks c INDEXED BY
 // had been seen. Chunks written later are read one by one.
 static const char kAllChunkKeysSql[] = "SELECT c.rowid, d.access_key FROM chunks c INDEXED BY chunks_document_by_rowid JOIN documents d ON d.id = c.document_id";
 
+// The access key in a result column, or -1 when there is none a slot can hold.
+static int access_key_at(sqlite3_stmt* statement, int column) {
+  if (sqlite3_column_type(statement, column) != SQLITE_INTEGER) return -1;
+  const sqlite3_int64 key = sqlite3_column_int64(statement, column);
+  return key >= 0 && key <= 0x7fffffff ? (int)key : -1;
+}
+
 // The chunk keys of one connection.
 typedef struct ChunkKeys {
   RowMap rows;
@@ -270,15 +277,13 @@ static void chunk_keys_load(sqlite3* db, ChunkKeys* keys) {
       rowmap_clear(&keys->rows);
       break;
     }
-    if (sqlite3_column_type(all, 1) != SQLITE_INTEGER) continue;
-    const sqlite3_int64 key = sqlite3_column_int64(all, 1);
-    if (key >= 0 && key <= 0x7fffffff) rowmap_put(&keys->rows, sqlite3_column_int64(all, 0), (int)key);
+    rowmap_put(&keys->rows, sqlite3_column_int64(all, 0), access_key_at(all, 1));
   }
   sqlite3_finalize(all);
 }
 
 // The statement that reads a chunk's key, prepared on the first chunk not kept in a statement's run and finalized at
-// its end (SQLite keeps it as the keys argument's auxdata).
+// its end (SQLite keeps it as the keys argument's auxdata, or finalizes it at once when it cannot keep it).
 typedef struct KeyLookup {
   sqlite3_stmt* statement;
 } KeyLookup;
@@ -309,12 +314,8 @@ static int has_key(const unsigned char* keys, int count, unsigned int key) {
 
 static void hearth_chunk_readable(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   (void)argc;
-  if (sqlite3_value_type(argv[1]) != SQLITE_BLOB && sqlite3_value_type(argv[1]) != SQLITE_NULL) {
-    sqlite3_result_error(ctx, "hearth_chunk_readable: the keys must be a blob of uint32", -1);
-    return;
-  }
   const int bytes = sqlite3_value_bytes(argv[1]);
-  if (bytes % (int)sizeof(unsigned int) != 0) {
+  if ((sqlite3_value_type(argv[1]) != SQLITE_BLOB && sqlite3_value_type(argv[1]) != SQLITE_NULL) || bytes % (int)sizeof(unsigned int) != 0) {
     sqlite3_result_error(ctx, "hearth_chunk_readable: the keys must be a blob of uint32", -1);
     return;
   }
@@ -329,43 +330,32 @@ static void hearth_chunk_readable(sqlite3_context* ctx, int argc, sqlite3_value*
   int key = rowmap_get(kept, rowid);
   if (key < 0) {
     KeyLookup* lookup = (KeyLookup*)sqlite3_get_auxdata(ctx, 1);
-    if (!lookup) {
-      lookup = (KeyLookup*)sqlite3_malloc(sizeof(KeyLookup));
-      if (!lookup) {
-        sqlite3_result_error_nomem(ctx);
-        return;
-      }
-      lookup->statement = 0;
-      const int rc = sqlite3_prepare_v2(sqlite3_context_db_handle(ctx), kChunkKeySql, -1, &lookup->statement, 0);
-      if (rc != SQLITE_OK) {
-        sqlite3_free(lookup);
-        sqlite3_result_error_code(ctx, rc);
-        return;
-      }
-      sqlite3_set_auxdata(ctx, 1, lookup, key_lookup_destroy);
-      lookup = (KeyLookup*)sqlite3_get_auxdata(ctx, 1);
-    }
     sqlite3_stmt* statement = lookup ? lookup->statement : 0;
-    sqlite3_stmt* own = 0;
-    if (!statement) {  // the keys are not a constant: no auxdata kept, prepare for this row alone
-      const int rc = sqlite3_prepare_v2(sqlite3_context_db_handle(ctx), kChunkKeySql, -1, &own, 0);
+    if (!statement) {
+      const int rc = sqlite3_prepare_v2(sqlite3_context_db_handle(ctx), kChunkKeySql, -1, &statement, 0);
       if (rc != SQLITE_OK) {
         sqlite3_result_error_code(ctx, rc);
         return;
       }
-      statement = own;
     }
     sqlite3_bind_int64(statement, 1, rowid);
     const int rc = sqlite3_step(statement);
-    if (rc == SQLITE_ROW && sqlite3_column_type(statement, 0) == SQLITE_INTEGER) {
-      const sqlite3_int64 value = sqlite3_column_int64(statement, 0);
-      if (value >= 0 && value <= 0x7fffffff) {
-        key = (int)value;
-        rowmap_put(kept, rowid, key);
-      }
+    if (rc == SQLITE_ROW) {
+      key = access_key_at(statement, 0);
+      rowmap_put(kept, rowid, key);
     }
     sqlite3_reset(statement);
-    sqlite3_finalize(own);
+    if (!lookup) {
+      // Kept for the rest of the statement's run while the keys argument is a constant (a bound parameter); else,
+      // or out of memory, finalized at once.
+      lookup = (KeyLookup*)sqlite3_malloc(sizeof(KeyLookup));
+      if (lookup) {
+        lookup->statement = statement;
+        sqlite3_set_auxdata(ctx, 1, lookup, key_lookup_destroy);
+      } else {
+        sqlite3_finalize(statement);
+      }
+    }
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
       sqlite3_result_error_code(ctx, rc);
       return;
