@@ -59,6 +59,48 @@ describe('extractiveQuotes', () => {
     expect(quotes.map((quote) => quote.text)).toEqual(['The client reads its settings at start. The retry option is called backoff. It takes a count of attempts. It defaults to five.']);
   });
 
+  it('quotes the item a reference list defines for the term the question names (an exit code), which shares no other word with it', async () => {
+    const exits = source(
+      1,
+      [
+        'EXIT VALUES',
+        'The userdel command exits with the following values:',
+        '',
+        '0',
+        'success',
+        '',
+        '6',
+        "specified user doesn't exist",
+        '',
+        '8',
+        'user currently logged in',
+      ].join('\n'),
+    );
+    const question = 'What does it mean when userdel exits with status 8?';
+    const quoted = async (settings = EXTRACTIVE_SETTINGS) => (await extractiveQuotes(question, [exits, PROSE], null, settings)).map((quote) => quote.text).join('\n');
+    expect(await quoted()).toContain('8\nuser currently logged in');
+    expect(await quoted()).not.toContain("specified user doesn't exist");
+    // Without the term's bonus the keyword arm alone finds nothing of the item.
+    expect(await quoted({ ...EXTRACTIVE_SETTINGS, termBonus: 0 })).not.toContain('user currently logged in');
+  });
+
+  it('takes a term in capitals (a section heading, a variable) as asked for only when the question writes it in capitals', async () => {
+    const page = source(1, 'FILES\nNothing else is consulted at start.\n\nThe files are listed by the index command.');
+    // One sentence fits: the first taken shows which one ranks first.
+    const settings = { ...EXTRACTIVE_SETTINGS, words: 8, termBonus: 5, neighbours: { after: 0, before: 0 } };
+    expect((await extractiveQuotes('Which files are listed?', [page], null, settings)).map((quote) => quote.text)).toEqual(['The files are listed by the index command.']);
+    expect((await extractiveQuotes('What is in FILES?', [page], null, settings)).map((quote) => quote.text)).toEqual(['FILES\nNothing else is consulted at start.']);
+  });
+
+  it("keeps a wrapped line that starts with an option inside its sentence, while an option list's lines stay blocks of their own", async () => {
+    const page = source(1, '--full-name\nShow full path names.\n\n--full-tree\nDo not limit the listing to the current directory. Implies\n--full-name.\n\nSEE ALSO\ngit(1)');
+    const quotes = await extractiveQuotes('What does the --full-tree option do?', [page], null);
+    expect(quotes.map((quote) => quote.text).join('\n')).toContain('--full-tree\nDo not limit the listing to the current directory. Implies\n--full-name.');
+    // The option list of TAR: each line its own block, so the -C line is quoted without its neighbours' lines.
+    const tar = (await extractiveQuotes('Which tar option extracts into another directory?', [TAR], null, { ...EXTRACTIVE_SETTINGS, neighbours: { after: 0, before: 0 } })).map((quote) => quote.text);
+    expect(tar).toContain('-C, --directory=DIR    change to directory DIR before extracting');
+  });
+
   it('answers on the keyword arm alone when the embedder fails', async () => {
     const question = 'Which tar option extracts into another directory?';
     const failing = async (): Promise<Float32Array[]> => {

@@ -25,15 +25,22 @@ export interface ExtractiveSettings {
    * budget allows: an answer often runs over into the next sentence, and a sentence alone often lacks its subject.
    */
   neighbours: { after: number; before: number };
+  /**
+   * Added to the relevance of a block's first sentence when the block defines what the question names: its term (a
+   * short first line above the text, as reference pages list options, flags, fields and exit codes; or the first
+   * column of a two-column line) has every word in the question. Keyword overlap alone misses these: the term is one
+   * word (`SHF_ALLOC`, `8`) and its description shares none with the question.
+   */
+  termBonus: number;
 }
 
 /** Chosen on the dev half of the real-collection evaluation (docs/retrieval-quality.md). */
-export const EXTRACTIVE_SETTINGS: ExtractiveSettings = { words: EXTRACTIVE_WORDS, keywordShare: 0.3, rankBonus: 0.15, minRelative: 0.4, repeatJaccard: 0.6, neighbours: { after: 2, before: 1 } };
+export const EXTRACTIVE_SETTINGS: ExtractiveSettings = { words: EXTRACTIVE_WORDS, keywordShare: 0.3, rankBonus: 0.15, minRelative: 0.4, repeatJaccard: 0.6, neighbours: { after: 2, before: 1 }, termBonus: 0.5 };
 
 /** After a sentence's end mark, not after an abbreviation ("e.g.", "i.e.", "etc.", "vs.") or a lone letter's period (initials: "S.M.A.R.T. status", "J. Smith"). */
 const SENTENCE_END = /(?<!\b(?:e\.g|i\.e|etc|vs|cf|\p{L})\.)(?<=[.!?…。！？]["'”’)\]]?)\s+(?=\S)/giu;
-/** A line that starts a block of its own (a list item, a table row, a quote, a heading, a fence): other lines continue a hard-wrapped paragraph. */
-const BLOCK_START = /^\s*(?:[-*+>|]\s?|\d+[.)]\s|#{1,6}\s|```|~~~)/;
+/** A line that starts a block of its own (a list item, a table row, a quote, a heading, a fence): other lines continue a hard-wrapped paragraph (see startsBlock for option-led lines). */
+const BLOCK_START = /^\s*(?:[-*+]\s|[>|]|\d+[.)]\s|#{1,6}\s|```|~~~)/;
 const HAS_WORD = /[\p{L}\p{N}]/u;
 
 export interface Quote {
@@ -61,44 +68,102 @@ interface Sentence {
   relevance: number;
   /** Relevance and the passage's rank. */
   score: number;
+  /** The term its block defines (see ExtractiveSettings.termBonus), on a block's first sentence only. */
+  term: string[][] | null;
 }
 
 const stem = (word: string) => word.replace(/(ies|es|s|ing|ed|ly)$/, '') || word;
 const contentWords = (text: string) => new Set(queryWords(text).filter((word) => word.length > 1 && !STOPWORDS.has(word)).map(stem));
 const wordCount = (text: string) => text.split(/\s+/).filter(Boolean).length;
+/** A term line: short enough to name one thing (`-C, --directory=DIR`, `SHF_ALLOC`, `8`), not a sentence. */
+const TERM_LINE = { chars: 48, words: 5 };
+/** The first column of a two-column line: `notfound    The lookup succeeded, …`. */
+const TWO_COLUMN = /^(\S+(?: \S+)?) {2,}\S/;
+const WORD = /[\p{L}\p{N}\p{M}]+/gu;
+/** A word in capitals (`FILES`, `PATH`): a section heading or a name, matched only by the same word in capitals. */
+const CAPITALS = /^[\p{Lu}\p{N}]*\p{Lu}[\p{Lu}\p{N}]*$/u;
+
+/** How a question's words are compared with a term's: stemmed lower case, and the words it writes in capitals. */
+interface AskedWords {
+  lower: Set<string>;
+  capitals: Set<string>;
+}
+
+const askedWords = (query: string): AskedWords => {
+  const words = query.match(WORD) ?? [];
+  return { lower: new Set(words.map((word) => stem(word.toLowerCase()))), capitals: new Set(words.filter((word) => CAPITALS.test(word))) };
+};
+
+/**
+ * A term's alternatives, each a list of words that must all be asked for: an option line (`-C, --directory=DIR`)
+ * names each option apart (`C`, `directory`), placeholders dropped; any other term is one alternative. An
+ * alternative of function words only (`Note`, `-a`) names nothing a question could ask for.
+ */
+function termAlternatives(term: string): string[][] {
+  const names = /^-/.test(term) ? term.split(/[\s,|]+/).filter((token) => token.startsWith('-')).map((token) => token.replace(/^-+/, '').split(/[=[<]/)[0]) : [term];
+  return names.map((name) => name.match(WORD) ?? []).filter((words) => words.some((word) => !STOPWORDS.has(word.toLowerCase()) || /\d/.test(word)));
+}
+
+/** Whether the question asks for every word of one of a term's alternatives (a word in capitals only in capitals). */
+const asksFor = (alternatives: string[][], asked: AskedWords) =>
+  alternatives.some((words) => words.every((word) => (CAPITALS.test(word) && word.length > 1 ? asked.capitals.has(word) : asked.lower.has(stem(word.toLowerCase())))));
+
+/** The term a block defines: its first line when short and more lines follow, or its first column; null for none. */
+function blockTerm(text: string): string[][] | null {
+  const newline = text.indexOf('\n');
+  const first = (newline < 0 ? text : text.slice(0, newline)).trim();
+  const term = TWO_COLUMN.exec(first)?.[1] ?? (newline >= 0 && first.length <= TERM_LINE.chars && wordCount(first) <= TERM_LINE.words ? first : null);
+  const alternatives = term ? termAlternatives(term) : [];
+  return alternatives.length ? alternatives : null;
+}
 
 /** Blocks of a passage as [start, end) offsets: a blank line or a BLOCK_START line begins one; hard-wrapped lines of a paragraph stay together. */
 function blocksOf(text: string): Array<[number, number]> {
   const blocks: Array<[number, number]> = [];
   let offset = 0;
+  let previous = '';
   for (const line of text.split('\n')) {
     const end = offset + line.length;
     const last = blocks.at(-1);
-    if (line.trim() && last && last[1] === offset - 1 && !BLOCK_START.test(line)) last[1] = end;
+    if (line.trim() && last && last[1] === offset - 1 && !startsBlock(line, previous)) last[1] = end;
     else if (line.trim()) blocks.push([offset, end]);
     offset = end + 1;
+    previous = line;
   }
   return blocks;
 }
+
+/** A line led by an option (`-C`, `--full-tree`) with no space after its dash. */
+const OPTION_LED = /^\s*[-+*]\S/;
+const ENDS_CLAUSE = /[.:!?]\s*$/;
+
+/**
+ * Whether a line begins a block after the (non-blank) line before it: a BLOCK_START line always; an option-led line
+ * after a line that ends a sentence or introduces a list, or after another option-led line (an option list); mid-
+ * sentence it continues a hard-wrapped paragraph (`… Implies` above `--full-name.`).
+ */
+const startsBlock = (line: string, previous: string) => BLOCK_START.test(line) || (OPTION_LED.test(line) && (ENDS_CLAUSE.test(previous) || OPTION_LED.test(previous)));
 
 /** The sentences of each block of each passage; pieces without a word (fences, rules) are left out. */
 function sentencesOf(sources: SourceView[]): Sentence[] {
   const sentences: Sentence[] = [];
   let block = 0;
-  const add = (source: SourceView, start: number, end: number) => {
+  const add = (source: SourceView, start: number, end: number, term: string[][] | null) => {
     const raw = source.text.slice(start, end);
     const lead = raw.length - raw.trimStart().length;
     const text = raw.trim();
-    if (HAS_WORD.test(text)) sentences.push({ source, block, order: sentences.length, start: start + lead, end: start + lead + text.length, text, words: contentWords(text), length: wordCount(text), relevance: 0, score: 0 });
+    if (HAS_WORD.test(text)) sentences.push({ source, block, order: sentences.length, start: start + lead, end: start + lead + text.length, text, words: contentWords(text), length: wordCount(text), relevance: 0, score: 0, term });
   };
   for (const source of sources) {
     for (const [start, end] of blocksOf(source.text)) {
+      let term = blockTerm(source.text.slice(start, end));
       let from = start;
       for (const boundary of source.text.slice(start, end).matchAll(SENTENCE_END)) {
-        add(source, from, start + boundary.index);
+        add(source, from, start + boundary.index, term);
+        term = null;
         from = start + boundary.index + boundary[0].length;
       }
-      add(source, from, end);
+      add(source, from, end, term);
       block++;
     }
   }
@@ -154,11 +219,13 @@ export async function extractiveQuotes(query: string, sources: SourceView[], emb
   if (!sentences.length) return [];
   const wanted = contentWords(query);
   const keyword = keywordScores(sentences, wanted);
+  const asked = askedWords(query);
   // An embedder that fails here (busy, being replaced) leaves the keyword arm to decide: the answer still comes.
   const vector = embed ? await vectorScores(sentences, query, embed).catch(() => null) : null;
   const last = Math.max(1, sources.length - 1);
   sentences.forEach((sentence, i) => {
     sentence.relevance = vector ? settings.keywordShare * keyword[i] + (1 - settings.keywordShare) * vector[i] : keyword[i];
+    if (sentence.term && asksFor(sentence.term, asked)) sentence.relevance += settings.termBonus;
     sentence.score = sentence.relevance + settings.rankBonus * (1 - sources.indexOf(sentence.source) / last);
   });
   const floor = settings.minRelative * Math.max(...sentences.map((sentence) => sentence.relevance));
