@@ -1,0 +1,47 @@
+/**
+ * Tuning the extractive answers on an index `npm run eval` left behind (HEARTH_EVAL_WORK): the chat's own path with no
+ * chat model (its retrieval, relevantResults, extractiveQuotes, extractiveAnswer) in-process, once per variant of
+ * EXTRACTIVE_SETTINGS, on one half of the questions (HEARTH_EVAL_SET, default dev). Prints the share of questions whose
+ * answer quotes the span, as `npm run eval` counts it, and the share whose sources hold it.
+ * `HEARTH_EVAL_QUOTE_VARIANTS='{"bonus 1":{"termBonus":1}}' HEARTH_EVAL_DIR=... HEARTH_EVAL_WORK=... npx tsx scripts/eval/quotes.ts`
+ */
+import { EXTRACTIVE_SETTINGS, type ExtractiveSettings, extractiveQuotes } from '../../plugins/chat/extractive.js';
+import { extractiveAnswer } from '../../plugins/chat/prompt.js';
+import { relevantResults } from '../../plugins/chat/relevance.js';
+import { CHAT_DEFAULT_K, toSource } from '../../plugins/chat/service.js';
+import { DEFAULT_FUSION } from '../../plugins/retrieval/fusion.js';
+import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.js';
+import { RetrievalService } from '../../plugins/retrieval/service.js';
+import { evalWork, openEvalDatabase, openEvalVectors } from './eval-index.js';
+import { containsSpan, table } from './metrics.js';
+
+async function main(): Promise<void> {
+  const { work, set, questions } = await evalWork();
+  const variants: Record<string, Partial<ExtractiveSettings>> = { 'EXTRACTIVE_SETTINGS': {}, ...JSON.parse(process.env.HEARTH_EVAL_QUOTE_VARIANTS ?? '{}') };
+  const { db } = await openEvalDatabase(work);
+  const { embedder, vectors } = await openEvalVectors(work);
+  try {
+    // The chat's retrieval: the fusion's own settings (no per-document cap), k as the chat asks.
+    const service = new RetrievalService(new RetrievalRepository(db), { embedder: () => embedder, vectors: () => vectors }, DEFAULT_FUSION);
+    const embed = (texts: string[]) => embedder.embed(texts, { priority: 'query' });
+    const quoted = new Map(Object.keys(variants).map((label) => [label, 0]));
+    let held = 0;
+    for (const question of questions) {
+      const search = await service.search({ query: question.question, k: CHAT_DEFAULT_K, mode: 'hybrid', groups: ['everyone'] });
+      const sources = relevantResults(search.results, question.question, search.retrieval_settings.score).map(toSource);
+      if (sources.some((source) => containsSpan(source.text, question.answer))) held++;
+      for (const [label, settings] of Object.entries(variants)) {
+        const answer = extractiveAnswer(await extractiveQuotes(question.question, sources, embed, { ...EXTRACTIVE_SETTINGS, ...settings })).join('');
+        if (containsSpan(answer, question.answer)) quoted.set(label, quoted.get(label)! + 1);
+      }
+    }
+    const share = (count: number) => (count / questions.length).toFixed(3);
+    console.log(`${set}: ${questions.length} questions; the sources hold the span for ${share(held)}`);
+    console.log(table(['variant', 'answer quotes span'], [...quoted].map(([label, count]) => [label, share(count)])));
+  } finally {
+    await embedder.close();
+    await db.destroy();
+  }
+}
+
+await main();
