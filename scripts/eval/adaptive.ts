@@ -18,8 +18,7 @@ import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.j
 import { RetrievalService, type SearchMode } from '../../plugins/retrieval/service.js';
 import { installDefaultModel, vocabularyTokens } from '../../plugins/search-index/default-embedder/build.js';
 import { blendCorpus, contentTokenMask, CooccurrenceCounts, defaultTokenizer } from './adaptive-corpus.js';
-import { ChunksRepository } from '../../plugins/search-index/chunks-repository.js';
-import { evalWork, openEvalDatabase } from './eval-index.js';
+import { evalWork, indexedChunks, openEvalDatabase } from './eval-index.js';
 import { mean, type QuestionScore, SUMMARY_HEADER, summaryRow, table } from './metrics.js';
 
 async function main(): Promise<void> {
@@ -29,17 +28,7 @@ async function main(): Promise<void> {
   const minCount = Number(process.env.HEARTH_ADAPT_MIN_COUNT ?? 10);
   const newRows = process.env.HEARTH_ADAPT_NEW_ROWS !== '0';
   const { db, score } = await openEvalDatabase(work);
-  const chunks = new ChunksRepository(db);
-
-  // Every chunk, in rowid order, as the index rebuild reads them.
-  const all: Array<{ rowid: number; text: string }> = [];
-  for (let after = 0; ; ) {
-    const page = await chunks.page(after, 1000);
-    if (page.length === 0) break;
-    all.push(...page);
-    after = page[page.length - 1].rowid;
-  }
-  const keys = await chunks.keysOf(all.map((c) => c.rowid));
+  const { chunks: all, keys } = await indexedChunks(db);
 
   let started = performance.now();
   const tokenizer = await defaultTokenizer();

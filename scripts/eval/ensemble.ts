@@ -21,8 +21,7 @@ import { openVectorIndex } from '../../native/vector-index/index.js';
 import { DEFAULT_FUSION } from '../../plugins/retrieval/fusion.js';
 import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.js';
 import { RetrievalService, type SearchMode } from '../../plugins/retrieval/service.js';
-import { ChunksRepository } from '../../plugins/search-index/chunks-repository.js';
-import { evalWork, openEvalDatabase } from './eval-index.js';
+import { evalWork, indexedChunks, openEvalDatabase } from './eval-index.js';
 import { containsSpan, type QuestionScore, SUMMARY_HEADER, summaryRow, table } from './metrics.js';
 
 const PAGE = 256;
@@ -46,15 +45,7 @@ async function main(): Promise<void> {
   if (!second) throw new Error('Set HEARTH_ENSEMBLE_SECOND to a model folder (MODEL_DIR) holding the second embedder');
   const shares = (process.env.HEARTH_ENSEMBLE_SHARES ?? '0,0.3,0.5,0.7,1').split(',').map(Number);
   const { db, score } = await openEvalDatabase(work);
-  const chunks = new ChunksRepository(db);
-  const all: Array<{ rowid: number; text: string }> = [];
-  for (let after = 0; ; ) {
-    const page = await chunks.page(after, 1000);
-    if (page.length === 0) break;
-    all.push(...page);
-    after = page[page.length - 1].rowid;
-  }
-  const keys = await chunks.keysOf(all.map((c) => c.rowid));
+  const { chunks: all, keys } = await indexedChunks(db);
   const first = (await loadEmbedderOnThisThread({ modelDir: process.env.HEARTH_EVAL_MODEL_DIR ?? path.join(work, 'data', 'models'), device: 'cpu' }))!;
   const other = (await loadEmbedderOnThisThread({ modelDir: second, device: 'cpu' }))!;
   const folder = await mkdtemp(path.join(os.tmpdir(), 'hearth-ensemble-'));

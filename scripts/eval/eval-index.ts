@@ -7,6 +7,7 @@ import path from 'node:path';
 import { type Db, openDatabase } from '../../core/db/database.js';
 import { type Embedder, loadEmbedder } from '../../native/embeddings/index.js';
 import { openVectorIndex, type VectorIndex } from '../../native/vector-index/index.js';
+import { ChunksRepository } from '../../plugins/search-index/chunks-repository.js';
 import { type EvalQuestion, readQuestions, rightDocuments } from './questions.js';
 import { type QuestionScore, scoreRanking } from './metrics.js';
 
@@ -51,4 +52,17 @@ export async function openEvalVectors(work: string): Promise<{ embedder: Embedde
   const pointer = JSON.parse(await readFile(path.join(dataDir, 'index', 'current.json'), 'utf8')) as { base: string };
   const vectors = await openVectorIndex({ file: path.join(dataDir, 'index', pointer.base), dimension: embedder.dimension, modelId: embedder.modelId });
   return { embedder, vectors };
+}
+
+/** Every chunk of the index in rowid order, as the index rebuild reads them, and each one's access key (for vectors.add). */
+export async function indexedChunks(db: Db): Promise<{ chunks: Array<{ rowid: number; text: string }>; keys: Awaited<ReturnType<ChunksRepository['keysOf']>> }> {
+  const repository = new ChunksRepository(db);
+  const chunks: Array<{ rowid: number; text: string }> = [];
+  for (let after = 0; ; ) {
+    const page = await repository.page(after, 1000);
+    if (page.length === 0) break;
+    chunks.push(...page);
+    after = page[page.length - 1].rowid;
+  }
+  return { chunks, keys: await repository.keysOf(chunks.map((c) => c.rowid)) };
 }
