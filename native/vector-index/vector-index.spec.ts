@@ -197,6 +197,34 @@ describe('HNSW vector index', () => {
     expect(shared / 200).toBeGreaterThan(0.95);
   });
 
+  it('scores are the int8 cosine to the last bit, whatever the dimension (the AVX2 and portable dot products agree)', async () => {
+    /** The addon's quantisation (hnsw-int8.cc Quantise) in float32 arithmetic: int8 components, then 1/|q|. */
+    const quantised = (v: Float32Array) => {
+      const largest = v.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
+      const scale = Math.fround(127 / largest);
+      const roundHalfEven = (x: number) => (Math.abs(x % 1) === 0.5 ? 2 * Math.round(x / 2) : Math.round(x));
+      const q = Array.from(v, (x) => Math.max(-127, Math.min(127, roundHalfEven(Math.fround(x * scale)))));
+      const square = q.reduce((sum, x) => sum + x * x, 0);
+      return { q, inverse: Math.fround(1 / Math.fround(Math.sqrt(Math.fround(square)))) };
+    };
+    const expectedScore = (a: Float32Array, b: Float32Array) => {
+      const [x, y] = [quantised(a), quantised(b)];
+      const dot = x.q.reduce((sum, value, i) => sum + value * y.q[i], 0);
+      return 1 - Math.fround(1 - Math.fround(Math.fround(dot * x.inverse) * y.inverse));
+    };
+    // Around the AVX2 loop's steps of 32 and 16 and its scalar tail.
+    for (const dimension of [1, 7, 15, 16, 17, 31, 32, 33, 47, 48, 49, 100, 256, 385]) {
+      rmSync(dir, { recursive: true, force: true });
+      const index = await open('model-a@1', dimension);
+      const labels = range(1, 41);
+      index.add(labels, labels.map((l) => vectorOf(l, dimension)));
+      const query = vectorOf(1000 + dimension, dimension);
+      const found = index.search(query, labels.length); // 40 vectors: compared exactly, every one scored
+      expect(found).toHaveLength(labels.length);
+      for (const hit of found) expect(hit.score, `dimension ${dimension}, label ${hit.label}`).toBe(expectedScore(query, vectorOf(hit.label, dimension)));
+    }
+  });
+
   it('refuses a vector with a non-finite component and changes nothing', async () => {
     const index = await open();
     index.add([1], [vectorOf(1)]);
