@@ -110,7 +110,7 @@ export async function benchFilteredSearch(chunks: number, queryCount: number, em
     for (const { filter, groups, wall, stages } of filters) {
       const admittedKeys = new Set(seeded.filter((c) => groupsOf(documentIndex.get(c.documentId)!).some((g) => groups.includes(g))).map((c) => c.key));
       const admitted = seeded.filter((c) => admittedKeys.has(c.key));
-      const recall10 = admitted.length === seeded.length ? null : await recallAt10(vectors, queryVectors, Uint32Array.from(admittedKeys), admitted.map((c) => ({ rowid: c.rowid, vector: synthetic[position.get(c.rowid)!] })), admitted.length / seeded.length);
+      const recall10 = admitted.length === seeded.length ? null : await recallAt10(vectors, queryVectors, Uint32Array.from(admittedKeys), admitted.map((c) => ({ rowid: c.rowid, vector: synthetic[position.get(c.rowid)!] })));
       const { p50, p95 } = stats(wall);
       rows.push({ filter, admitted: admitted.length, p50, p95, recall10, ...(stages.length ? { stages: meanStages(stages) } : {}) });
     }
@@ -139,9 +139,9 @@ export async function userIn(app: FastifyInstance, admin: string, name: string, 
 
 /**
  * Share of the exact filtered top 10 (float32 cosine over the admitted vectors) that the filtered HNSW search
- * returns, through searchVectors as retrieval calls it (the keys' share of the index widens the walk).
+ * returns, through searchVectors as retrieval calls it.
  */
-async function recallAt10(index: Awaited<ReturnType<typeof openVectorIndex>>, queries: Float32Array[], keys: Uint32Array, admitted: Array<{ rowid: number; vector: Float32Array }>, share: number): Promise<number> {
+async function recallAt10(index: Awaited<ReturnType<typeof openVectorIndex>>, queries: Float32Array[], keys: Uint32Array, admitted: Array<{ rowid: number; vector: Float32Array }>): Promise<number> {
   let found = 0;
   for (const query of queries) {
     const exact = admitted
@@ -149,7 +149,7 @@ async function recallAt10(index: Awaited<ReturnType<typeof openVectorIndex>>, qu
       .sort((a, b) => b.score - a.score)
       .slice(0, 10);
     const truth = new Set(exact.map((e) => e.rowid));
-    found += (await searchVectors(index, query, 10, undefined, keys, share)).filter(({ label }) => truth.has(label)).length;
+    found += (await searchVectors(index, query, 10, undefined, keys)).filter(({ label }) => truth.has(label)).length;
   }
   return found / (queries.length * 10);
 }

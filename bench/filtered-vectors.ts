@@ -55,7 +55,7 @@ try {
     for (let round = 0; round < ROUNDS; round++) {
       for (const [q, query] of queries.entries()) {
         const start = performance.now();
-        const hits = await searchVectors(index, query, 10, undefined, share < 1 ? keys : undefined, share);
+        const hits = await searchVectors(index, query, 10, undefined, share < 1 ? keys : undefined);
         times.push(performance.now() - start);
         if (round === 0) found += hits.filter(({ label }) => truth[q].has(label)).length;
       }

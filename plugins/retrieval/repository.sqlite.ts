@@ -47,10 +47,9 @@ const metadataRowids = () => sql`select m.chunk_rowid from chunk_metadata m
 
 const metadataParam = (metadata: SearchFilters['metadata']) => (metadata?.length ? JSON.stringify(metadata) : null);
 
-/** The access keys a reader may read (null: every indexed document) and their share of the indexed documents. */
+/** The access keys a reader may read (null: every indexed document). */
 export interface ReadableKeys {
   keys: Uint32Array | null;
-  share: number;
 }
 
 /** Reader scopes (group sets) whose readable keys are kept at once. */
@@ -245,7 +244,7 @@ export class RetrievalRepository {
     const rows = await this.keys(params);
     const readable = rows.filter((row) => row.readable);
     // Ascending: the keyword ranking looks a key up by bisection (hearth_chunk_readable).
-    const keys: ReadableKeys = readable.length === rows.length ? { keys: null, share: 1 } : { keys: Uint32Array.from(readable, (row) => row.key).sort(), share: readable.length / rows.length };
+    const keys: ReadableKeys = readable.length === rows.length ? { keys: null } : { keys: Uint32Array.from(readable, (row) => row.key).sort() };
     if (this.readable.size >= READABLE_CACHE) this.readable.clear();
     this.readable.set(key, { stamp, keys });
     return keys;

@@ -229,7 +229,7 @@ export class RetrievalService {
    * before this returns its promise.
    */
   private async vectorCandidates(vectors: VectorIndex, query: EmbeddedQuery, n: number, readable: ReadableKeys): Promise<Candidates> {
-    const fetch = async (limit: number) => (await searchVectors(vectors, query.vector, limit, query.allowed, readable.keys ?? undefined, readable.share)).map(({ label, score }) => ({ rowid: label, score }));
+    const fetch = async (limit: number) => (await searchVectors(vectors, query.vector, limit, query.allowed, readable.keys ?? undefined)).map(({ label, score }) => ({ rowid: label, score }));
     return { list: await fetch(n), limit: n, fetch };
   }
 
