@@ -13,7 +13,7 @@ const range = (from: number, to: number) => Array.from({ length: to - from }, (_
 const labelsOf = (hits: Array<{ label: number }>) => hits.map(({ label }) => label);
 
 /** The most admitted vectors the addon compares exactly, for an index of `size` keyed vectors (hnsw-int8.cc). */
-const exactPathBound = (size: number) => Math.max(4096, Math.floor(Math.sqrt(2048 * size)));
+const exactPathBound = (size: number) => Math.max(4096, Math.floor(Math.sqrt(3200 * size)));
 
 
 /** Recall@10 of the search filtered to one key against exact filtered search; every result must be admitted. */
@@ -83,6 +83,26 @@ describe('filtered vector search (access keys)', () => {
     expect(index.search(vectorOf(5), 10, Uint32Array.of(99)).map(({ label }) => label)).toEqual([6]);
     index.setKeys([6], [1]);
     expect(index.search(vectorOf(5), 10, Uint32Array.of(99))).toEqual([]);
+  });
+
+  it('a removed label\'s slot taken by another label of another key: each key finds its own, exact path and after a reload', async () => {
+    const index = await filled(6000, 3);
+    index.setKeys([10, 11, 12], [50, 50, 50]);
+    index.remove([11]);
+    index.add([90_000], [vectorOf(11)], [60]); // reuses the freed slot (hnswlib's replace_deleted): the same vector as 11 had
+    const search = (from: VectorIndex, key: number) => labelsOf(from.search(vectorOf(11), 10, Uint32Array.of(key))).sort((a, b) => a - b);
+    expect(search(index, 50)).toEqual([10, 12]);
+    expect(search(index, 60)).toEqual([90_000]);
+    index.setKeys([11], [50]); // a key for a label no longer in the graph: its old slot now holds 90000, of key 60
+    expect(search(index, 50)).toEqual([10, 12]);
+    index.remove([90_000]);
+    index.add([11], [vectorOf(11)], [50]); // back again, into whichever slot is free
+    expect(search(index, 50)).toEqual([10, 11, 12]);
+    expect(search(index, 60)).toEqual([]);
+    await index.save();
+    const reopened = await open();
+    reopened.setKeys([10, 11, 12], [50, 50, 50]);
+    expect(search(reopened, 50)).toEqual([10, 11, 12]);
   });
 
   it('forgets keys on reload (they are set again from the database), so nothing is admitted until then', async () => {

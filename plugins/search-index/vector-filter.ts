@@ -10,7 +10,7 @@ const WIDEN = 4;
  * it asks for more neighbours until k allowed ones are found or the whole index was searched. The walk runs on
  * libuv's pool (searchAsync): the caller's thread goes on with other work until it resolves.
  * Access keys need no wider walk: hnswlib's filtered walk goes on until it holds ef (efSearch, 128) admitted
- * candidates, so it passes about ef / share nodes by itself, and below about a seventh of 100k vectors admitted the
+ * candidates, so it passes about ef / share nodes by itself, and below about 18% of 100k vectors admitted the
  * addon compares exactly instead. (Until session 19, with efSearch 64, a filter asked for up to twice as many
  * neighbours: ef 128 for any share up to half. Before session 11 up to 20 times: a filter admitting 10% of 100k
  * vectors walked for 15 ms.)

@@ -32,13 +32,14 @@ constexpr const char* kBusy = "index is being saved or loaded";
 
 // A filtered search compares every admitted vector instead of walking the graph (exact) when that is the
 // cheaper: the walk passes about ef / share nodes to gather its ef admitted ones, each comparing a node's
-// neighbours, while exact compares the admitted vectors once. They cost alike near admitted² = 2048 × indexed
-// (measured at 100k vectors of 256 dimensions, the two alternating query by query: 15% admitted, 3.6 ms exact
-// and 3.8 ms walking; 20%, 4.5 and 3.0; again with the AVX2 dot product, 15%: 1.8 and 2.0, 18%: 2.1 and 1.7), so
-// exact below max(4096, √(2048 × indexed)): 14% of 100k vectors, 4.5% of a million. A few percent admitted would
-// otherwise walk most of the graph.
+// neighbours, while exact compares the admitted vectors once. They cost alike near admitted² = C × indexed.
+// Measured at 100k vectors of 256 dimensions, the two alternating query by query: 15% admitted, 3.6 ms exact and
+// 3.8 ms walking, 20% 4.5 and 3.0 (C = 2048 then); with the AVX2 dot product and the exact path's ids read from an
+// array (session 19), 15% 1.53 and 2.32, 18% 1.95 and 2.08, 20% 2.05 and 1.82. So exact below
+// max(4096, √(3200 × indexed)): 18% of 100k vectors, 5.7% of a million. A few percent admitted would otherwise walk
+// most of the graph.
 constexpr size_t kExactFilterVectors = 4096;
-constexpr double kExactFilterCrossover = 2048;
+constexpr double kExactFilterCrossover = 3200;
 // An unfiltered search of an index this small compares every vector too: under a millisecond, and exact, so a small
 // collection's vector side never misses a neighbour, and the same vectors give the same answer however the graph
 // was built (a restored backup that re-indexed what was mid-ingest walks another graph than the original).
@@ -46,10 +47,11 @@ constexpr size_t kExactVectors = 4096;
 
 using Found = std::priority_queue<std::pair<float, hnswlib::labeltype>>;
 
-// The access key of each label. The graph walk's filter reads one per candidate it visits, so labels below
-// kDenseLabels (chunk rowids: all of them in practice) sit in an array indexed by label, one read, where a hash
-// map took a cache miss or two each; any label above falls back to a map. 4 bytes per label up to the largest.
-class LabelKeys {
+// A 32-bit value per label: its access key, or its internal id in the graph. The graph walk's filter reads a key
+// per candidate it visits, so labels below kDenseLabels (chunk rowids: all of them in practice) sit in an array
+// indexed by label, one read, where a hash map took a cache miss or two each; any label above falls back to a map.
+// 4 bytes per label up to the largest.
+class PerLabel {
  public:
   static constexpr uint32_t kNone = UINT32_MAX;
 
@@ -100,7 +102,7 @@ class LabelKeys {
 // Admits a label when its access key is in the allowed set (hnswlib asks during the graph walk).
 class KeyFilter final : public hnswlib::BaseFilterFunctor {
  public:
-  KeyFilter(const LabelKeys& keys, const std::vector<bool>& allowed) : keys_(keys), allowed_(allowed) {}
+  KeyFilter(const PerLabel& keys, const std::vector<bool>& allowed) : keys_(keys), allowed_(allowed) {}
 
   bool operator()(hnswlib::labeltype label) override {
     const uint32_t key = keys_.Get(label);
@@ -108,7 +110,7 @@ class KeyFilter final : public hnswlib::BaseFilterFunctor {
   }
 
  private:
-  const LabelKeys& keys_;
+  const PerLabel& keys_;
   const std::vector<bool>& allowed_;
 };
 
@@ -246,6 +248,7 @@ class Index : public Napi::ObjectWrap<Index> {
     std::unique_lock<std::shared_mutex> changing(searches_);
     graph_ = std::move(graph);
     ClearKeys();
+    IndexIds();
   }
   Int8CosineSpace* space() { return space_.get(); }
   Graph* graph() { return graph_.get(); }
@@ -340,6 +343,7 @@ class Index : public Napi::ObjectWrap<Index> {
       graph_ = std::make_unique<Graph>(space_.get(), std::max<size_t>(max_elements, 1), m, ef_construction, seed, allow_replace_deleted);
     });
     ClearKeys();
+    IndexIds();
     return info.Env().Undefined();
   }
 
@@ -363,6 +367,8 @@ class Index : public Napi::ObjectWrap<Index> {
     const bool replace_deleted = Flag(info, 2);
     std::unique_lock<std::shared_mutex> changing(searches_);
     Guard(info.Env(), [&] { graph.addPoint(data.data(), label, replace_deleted); });
+    const auto slot = graph.label_lookup_.find(label);
+    if (slot != graph.label_lookup_.end()) id_of_label_.Set(label, slot->second);
     return info.Env().Undefined();
   }
 
@@ -432,9 +438,9 @@ class Index : public Napi::ObjectWrap<Index> {
       const auto labels = labels_of_key_.find(key);
       if (labels == labels_of_key_.end()) continue;
       for (const hnswlib::labeltype label : labels->second) {
-        const auto slot = graph.label_lookup_.find(label);
-        if (slot == graph.label_lookup_.end() || graph.isMarkedDeleted(slot->second)) continue;
-        Keep(nearest, k, graph.fstdistfunc_(query.data(), graph.getDataByInternalId(slot->second), graph.dist_func_param_), label);
+        hnswlib::tableint id;
+        if (!Locate(graph, label, id) || graph.isMarkedDeleted(id)) continue;
+        Keep(nearest, k, graph.fstdistfunc_(query.data(), graph.getDataByInternalId(id), graph.dist_func_param_), label);
       }
     }
     return nearest;
@@ -490,6 +496,27 @@ class Index : public Napi::ObjectWrap<Index> {
     return info.Env().Undefined();
   }
 
+  // The internal id of a label in the graph (false: none): the array first, trusted only when that element holds
+  // this label, else hnswlib's map.
+  bool Locate(const Graph& graph, hnswlib::labeltype label, hnswlib::tableint& id) const {
+    const uint32_t known = id_of_label_.Get(label);
+    if (known != PerLabel::kNone && known < graph.cur_element_count && graph.getExternalLabel(known) == label) {
+      id = known;
+      return true;
+    }
+    const auto slot = graph.label_lookup_.find(label);
+    if (slot == graph.label_lookup_.end()) return false;
+    id = slot->second;
+    return true;
+  }
+
+  // id_of_label_ anew from the graph's own map (a new or freshly read graph).
+  void IndexIds() {
+    id_of_label_.Clear();
+    if (!graph_) return;
+    for (const auto& [label, id] : graph_->label_lookup_) id_of_label_.Set(label, id);
+  }
+
   void ClearKeys() {
     key_of_label_.Clear();
     labels_of_key_.clear();
@@ -497,7 +524,7 @@ class Index : public Napi::ObjectWrap<Index> {
 
   void ForgetKey(hnswlib::labeltype label) {
     const uint32_t key = key_of_label_.Get(label);
-    if (key == LabelKeys::kNone) return;
+    if (key == PerLabel::kNone) return;
     const auto labels = labels_of_key_.find(key);
     if (labels != labels_of_key_.end() && labels->second.erase(label) && labels->second.empty()) labels_of_key_.erase(labels);
     key_of_label_.Erase(label);
@@ -536,7 +563,11 @@ class Index : public Napi::ObjectWrap<Index> {
   std::unique_ptr<Graph> graph_;
   std::atomic<bool> busy_{false};
   std::shared_mutex searches_;
-  LabelKeys key_of_label_;
+  PerLabel key_of_label_;
+  // Each label's internal id, as hnswlib's label_lookup_ holds it, for the exact path: an array read instead of a
+  // hash lookup per admitted vector. An entry goes stale when a deleted element is reused for another label, so it
+  // is checked against the element's own label before use (Locate).
+  PerLabel id_of_label_;
   std::unordered_map<uint32_t, std::unordered_set<hnswlib::labeltype>> labels_of_key_;
 };
 
