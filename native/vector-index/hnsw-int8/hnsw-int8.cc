@@ -119,10 +119,10 @@ class KeyFilter final : public hnswlib::BaseFilterFunctor {
 // then the float 1/|q|. Cosine is scale-free, so the scale itself need not be kept.
 class Int8CosineSpace final : public hnswlib::SpaceInterface<float> {
  public:
-  explicit Int8CosineSpace(size_t dim) : dim_(dim), distance_(ChooseDistance()) {}
+  explicit Int8CosineSpace(size_t dim) : dim_(dim) {}
 
   size_t get_data_size() override { return dim_ + sizeof(float); }
-  hnswlib::DISTFUNC<float> get_dist_func() override { return distance_; }
+  hnswlib::DISTFUNC<float> get_dist_func() override { return ChooseDistance(); }
   void* get_dist_func_param() override { return &dim_; }
   size_t dim() const { return dim_; }
 
@@ -168,13 +168,13 @@ class Int8CosineSpace final : public hnswlib::SpaceInterface<float> {
   }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  // The same sum with AVX2, where the CPU has it: 16 components widened to int16 and multiplied pairwise into int32
-  // (vpmaddwd) per instruction, where SSE2 alone (the x86-64 baseline the addon is built for) needs about five
-  // instructions to sign-extend and multiply 8. Distance is most of a graph walk's and an exact search's time.
-  // Integer sums, so the result is the same bit for bit.
   // 16 components from `at`, each sign-extended to int16.
   __attribute__((target("avx2"))) static __m256i widened(const int8_t* at) { return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at))); }
 
+  // The same sum with AVX2, where the CPU has it: 16 components widened to int16 and multiplied pairwise into int32
+  // (vpmaddwd) per instruction, where SSE2 alone (the x86-64 baseline the addon is built for) needs about five
+  // instructions to sign-extend and multiply 8. Distance is most of a graph walk's and an exact search's time.
+  // Integer sums, so the result is the same bit for bit; the last dim % 16 components go through Dot.
   __attribute__((target("avx2"))) static int32_t DotAvx2(const int8_t* x, const int8_t* y, size_t dim) {
     __m256i low = _mm256_setzero_si256();
     __m256i high = _mm256_setzero_si256();
@@ -191,9 +191,7 @@ class Int8CosineSpace final : public hnswlib::SpaceInterface<float> {
     __m128i lanes = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
     lanes = _mm_add_epi32(lanes, _mm_shuffle_epi32(lanes, 0x4E));
     lanes = _mm_add_epi32(lanes, _mm_shuffle_epi32(lanes, 0xB1));
-    int32_t dot = _mm_cvtsi128_si32(lanes);
-    for (; i < dim; ++i) dot += int32_t(x[i]) * int32_t(y[i]);
-    return dot;
+    return _mm_cvtsi128_si32(lanes) + Dot(x + i, y + i, dim - i);
   }
 
   static hnswlib::DISTFUNC<float> ChooseDistance() { return __builtin_cpu_supports("avx2") ? &Distance<DotAvx2> : &Distance<Dot>; }
@@ -202,7 +200,6 @@ class Int8CosineSpace final : public hnswlib::SpaceInterface<float> {
 #endif
 
   size_t dim_;
-  hnswlib::DISTFUNC<float> distance_;
 };
 
 // What one search asks, read from its arguments on the main thread: the query quantised and, for a filtered
