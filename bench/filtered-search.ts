@@ -164,7 +164,7 @@ export function formatFilteredSearchBench(result: FilteredSearchResult): string 
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  // The tiny test model unless BENCH_SEARCH_MODEL names another (builtin: the built-in embedder a fresh box runs).
+  // The tiny test model unless BENCH_SEARCH_MODEL names another (shipped: the embedder a fresh box installs).
   const temporary = await mkdtemp(path.join(os.tmpdir(), 'hearth-bench-filtered-model-'));
   try {
     const { modelDir } = await searchModel(temporary, 'tiny');

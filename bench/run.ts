@@ -30,7 +30,7 @@
  *           BENCH_INGEST_RSS_CHUNKS (100000; 0 skips).
  *   search  bench/search.ts: POST /api/search p50/p95 at 10k and 100k chunks against raw hnswlib
  *           and FTS5 query times, queries embedded by the int8 MiniLM-shape model. BENCH_SEARCH_SIZES,
- *           BENCH_SEARCH_QUERIES, BENCH_SEARCH_MODEL (minilm-shape-int8, tiny, or builtin: the built-in embedder).
+ *           BENCH_SEARCH_QUERIES, BENCH_SEARCH_MODEL (minilm-shape-int8, tiny, shipped: the embedder a fresh box installs, or builtin: the WordNet build).
  *   chat    bench/chat.ts: time to first token and tokens/s of the local model (stories260K) through
  *           node-llama-cpp directly, and what POST /api/chat (SSE, over HTTP) adds before the first
  *           token at 10k and 100k chunks against the same prompt run directly (target < 50 ms).

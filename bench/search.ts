@@ -18,7 +18,7 @@ import SQLite from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../core/app.js';
 import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD, loadConfig } from '../core/config.js';
-import { loadEmbedder, type Embedder } from '../native/embeddings/index.js';
+import { installShippedEmbedder, loadEmbedder, type Embedder } from '../native/embeddings/index.js';
 import { openVectorIndex, type VectorIndex } from '../native/vector-index/index.js';
 import { KEYWORD_LIMITS, STOPWORDS, candidateTerms, planKeywordQuery, probedFrequency, queryWords, quoteTerm } from '../plugins/retrieval/keyword-query.js';
 import { insertDocuments, type SeedDocument, type SeededChunk } from '../test/fixtures/search-data.js';
@@ -242,19 +242,21 @@ async function benchSize(chunks: number, queryCount: number, embedder: Embedder)
 }
 
 /** The models the search benches embed queries with (BENCH_SEARCH_MODEL). */
-export const SEARCH_MODELS = ['minilm-shape-int8', 'tiny', 'builtin'] as const;
+export const SEARCH_MODELS = ['minilm-shape-int8', 'tiny', 'builtin', 'shipped'] as const;
 export type SearchModel = (typeof SEARCH_MODELS)[number];
 
 /**
  * BENCH_SEARCH_MODEL (else `fallback`), checked, and the folder to load it from: the int8 MiniLM shape (the default
- * pulled model's architecture) and the tiny test model are written into `scratch`; the built-in embedder a fresh
- * box runs (hearth-wordnet-static, 256 dimensions) is the benches' cached build.
+ * pulled model's architecture), the tiny test model and the embedder shipped with Hearth (what a fresh box runs:
+ * potion-base-4M-int8, 128 dimensions) are written into `scratch`; Hearth's WordNet build (hearth-wordnet-static,
+ * 256 dimensions, HEARTH_DEFAULT_EMBEDDER=build) is the benches' cached build.
  */
 export async function searchModel(scratch: string, fallback: SearchModel): Promise<{ model: SearchModel; modelDir: string }> {
   const model = (process.env.BENCH_SEARCH_MODEL ?? fallback) as SearchModel;
   if (!SEARCH_MODELS.includes(model)) throw new Error(`BENCH_SEARCH_MODEL must be one of ${SEARCH_MODELS.join(', ')}, got "${model}"`);
   if (model === 'builtin') return { model, modelDir: (await cachedDefaultModel()).modelDir };
   if (model === 'tiny') await installTinyEmbeddingModel(scratch, { hidden: 384 });
+  else if (model === 'shipped') await installShippedEmbedder({ modelDir: scratch });
   else await installMiniLmShapeModel(scratch, { int8: true });
   return { model, modelDir: scratch };
 }

@@ -110,8 +110,11 @@ export interface Config {
     classifierLlmMaxTokens: number;
   };
   embedDevice: 'auto' | 'cpu' | 'cuda';
-  /** HEARTH_DEFAULT_EMBEDDER: with no embedding model installed, build Hearth's own (build) or stay on keywords (off). */
-  defaultEmbedder: 'build' | 'off';
+  /**
+   * HEARTH_DEFAULT_EMBEDDER: with no embedding model installed, install the pretrained embedder shipped with Hearth
+   * (shipped, potion-base-4M-int8), build Hearth's own WordNet table in the background (build), or stay on keywords (off).
+   */
+  defaultEmbedder: 'shipped' | 'build' | 'off';
   /** HEARTH_DEFAULT_EMBEDDER_DIMENSION: vector size of that build (256; smaller only to save build time in tests). */
   defaultEmbedderDimension: number;
   /** MODEL_WATCH_SECONDS: how often MODEL_DIR is checked for a newly activated embedding model (0: only at start). */
@@ -445,7 +448,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       classifierLlmMaxTokens: int(env, 'RAG_CLASSIFIER_LLM_MAX_TOKENS', 64, 1, 4096),
     },
     embedDevice: oneOf(env, 'EMBED_DEVICE', ['auto', 'cpu', 'cuda'] as const, 'auto'),
-    defaultEmbedder: oneOf(env, 'HEARTH_DEFAULT_EMBEDDER', ['build', 'off'] as const, 'build', true),
+    defaultEmbedder: oneOf(env, 'HEARTH_DEFAULT_EMBEDDER', ['shipped', 'build', 'off'] as const, 'shipped', true),
     defaultEmbedderDimension: int(env, 'HEARTH_DEFAULT_EMBEDDER_DIMENSION', 256, 8, 1024),
     modelWatchSeconds: int(env, 'MODEL_WATCH_SECONDS', 10, 0, 3600),
     rerank: { topN: int(env, 'RERANK_TOP_N', 20, 1, 100), budgetMs: int(env, 'RERANK_BUDGET_MS', 300, 0, 10_000) },

@@ -84,7 +84,7 @@ async function models(config: Config): Promise<Check[]> {
     const active = await resolveActiveModel(config.modelDir, kind).catch((error: Error) => error);
     if (active instanceof Error) checks.push({ name, status: 'fail', detail: active.message, remedy: `hearth models ${kind === 'llm' ? 'use-llm' : 'use'} ID` });
     else if (!active) {
-      const remedy = kind === 'llm' ? 'chat answers need a GGUF: hearth models import-llm FILE.gguf' : 'search runs on keywords until one is installed: hearth models build-default';
+      const remedy = kind === 'llm' ? 'chat answers need a GGUF: hearth models import-llm FILE.gguf' : 'search runs on keywords until one is installed: hearth models install-default (or restart the service with HEARTH_DEFAULT_EMBEDDER=shipped)';
       checks.push({ name, status: 'warn', detail: `no ${kind} model installed in ${config.modelDir}`, remedy });
     }
   }

@@ -17,7 +17,7 @@ interface CommandModule {
 const COMMANDS: Record<string, { load: () => Promise<CommandModule>; summary: string }> = {
   admin: { load: async () => { const m = await import('./admin.js'); return { run: m.admin, usage: m.ADMIN_USAGE }; }, summary: 'reset-password USER | create-admin: recover admin access' },
   sessions: { load: async () => { const m = await import('./sessions.js'); return { run: m.sessions, usage: m.SESSIONS_USAGE }; }, summary: 'revoke-all: sign everybody out' },
-  models: { load: async () => { const m = await import('./models.js'); return { run: m.models, usage: '' }; }, summary: 'import | pull | build-default | list | use | import-llm | use-llm' },
+  models: { load: async () => { const m = await import('./models.js'); return { run: m.models, usage: '' }; }, summary: 'import | pull | install-default | build-default | list | use | import-llm | use-llm' },
   backup: { load: async () => { const m = await import('./backup.js'); return { run: m.backup, usage: m.BACKUP_USAGE }; }, summary: 'FILE: one archive of the database, index, documents, model manifests' },
   restore: { load: async () => { const m = await import('./backup.js'); return { run: m.restore, usage: m.RESTORE_USAGE }; }, summary: 'FILE: into an empty DATA_DIR, refused whole if damaged' },
   keys: { load: async () => { const m = await import('./keys.js'); return { run: m.keys, usage: m.KEYS_USAGE }; }, summary: 'rotate-jwt | rotate-mfa' },

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { tightenFolder } from '../../core/owner-only.js';
-import { importModelFolder, pullModel } from '../../native/embeddings/index.js';
+import { importModelFolder, installShippedEmbedder, pullModel } from '../../native/embeddings/index.js';
 import { importLlm, pullLlm } from '../../native/llm/index.js';
 import { importReranker } from '../../native/reranker/index.js';
 import {
@@ -31,6 +31,11 @@ export const MODELS_USAGE = `hearth models: embedding models under MODEL_DIR/emb
       Downloads a recommended model by pinned revision and sha256 (default ${DEFAULT_EMBEDDING_PRESET}); the chat
       model ${Object.keys(LLM_PRESETS).join(', ')} goes to MODEL_DIR/llm.
       HEARTH_MODEL_HUB_URL points at a mirror (default ${DEFAULT_HUB_URL}).
+  hearth models install-default [--no-activate]
+      Installs the embedder shipped with Hearth (potion-base-4M-int8: MinishLab's pretrained Model2Vec model, MIT,
+      128 dimensions, 4.5 MB), checked against its pinned sha256, as the active model. What the service installs
+      by itself at first start when no model is there (HEARTH_DEFAULT_EMBEDDER=shipped); here for a box that has
+      another model and wants it back.
   hearth models build-default [--dimension N] [--no-activate]
       Builds Hearth's own offline embedder (hearth-wordnet-static: WordNet 3.1 PPMI + SVD static token
       vectors on the all-MiniLM-L6-v2 WordPiece vocabulary, ${DEFAULT_EMBEDDER_DIMENSION} dimensions) deterministically,
@@ -129,6 +134,11 @@ export async function main(argv: string[], out = (line: string) => console.log(l
         if (!preset) throw new UsageError(`unknown model "${name}"; choose one of ${[...Object.keys(EMBEDDING_PRESETS), ...Object.keys(LLM_PRESETS)].join(', ')}`);
         const m = await pullModel({ modelDir, preset, hubUrl: env.HEARTH_MODEL_HUB_URL?.trim() || undefined, activate, log: err });
         out(`pulled ${describe(m)}${activate ? ' (active)' : ''}`);
+        return 0;
+      }
+      case 'install-default': {
+        const m = await installShippedEmbedder({ modelDir, activate });
+        out(`installed ${describe(m)}${activate ? ' (active)' : ''}`);
         return 0;
       }
       case 'build-default': {

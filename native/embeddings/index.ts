@@ -7,3 +7,4 @@ export { embedderModelId, loadEmbedder as loadEmbedderOnThisThread } from './mod
 // The service's embedder runs in a worker thread of its own; loadEmbedderOnThisThread loads the same model on the calling thread.
 export { loadEmbedder } from './worker-embedder.js';
 export { importModelFolder, installModel, pullModel } from './install.js';
+export { SHIPPED_EMBEDDER, installShippedEmbedder, shippedEmbedderFolder } from './default-model.js';

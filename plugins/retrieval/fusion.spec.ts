@@ -2,12 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_FUSION, capPerDocument, fuse, withDocumentRanking } from './fusion.js';
 
 describe('fuse (default settings)', () => {
-  it('weighs the two chunk lists alike: the first of one ties with the first of the other (then the lower rowid first)', () => {
+  it('weighs the vector list three times the keyword list of chunks: the first of the vector list wins over the first of the keyword list', () => {
     // rowid 2 is first in the vector list only, rowid 1 first in the keyword list only.
     const fused = fuse([{ rowid: 2, score: 0.9 }], [{ rowid: 1, score: 12 }], DEFAULT_FUSION);
-    expect(fused.map((item) => item.rowid)).toEqual([1, 2]);
-    expect(fused[0].score).toBe(fused[1].score);
-    expect(fuse([{ rowid: 1, score: 0.9 }], [{ rowid: 2, score: 12 }], DEFAULT_FUSION).map((item) => item.rowid)).toEqual([1, 2]);
+    expect(fused.map((item) => item.rowid)).toEqual([2, 1]);
+    expect(fused[0].score).toBeCloseTo(3 * fused[1].score, 12);
+    // The keyword list's first place weighs what the vector list's 63rd would: of 20 candidates a side, a chunk found by
+    // keywords alone comes after every vector candidate unless the whole-document ranking lifts it (below).
+    expect(1 / (DEFAULT_FUSION.rrfK + 1)).toBeCloseTo(3 / (DEFAULT_FUSION.rrfK + 63), 12);
   });
 
   it('still lets agreement of both lists win over the top of one list', () => {

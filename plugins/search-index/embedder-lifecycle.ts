@@ -1,14 +1,15 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { embedderModelId, loadEmbedder, type EmbedDevice, type Embedder } from '../../native/embeddings/index.js';
+import { SHIPPED_EMBEDDER, embedderModelId, installShippedEmbedder, loadEmbedder, type EmbedDevice, type Embedder } from '../../native/embeddings/index.js';
 import { resolveActiveModel, setActiveModel } from '../../native/model-files/index.js';
 import { DEFAULT_EMBEDDER_ID, installDefaultModelInBackground, type BackgroundBuild } from './default-embedder/index.js';
 import type { ActiveEmbedding } from './active-embedding.js';
 import type { IndexAdmin } from './service.js';
 
 /**
- * Hearth's own offline embedder (HEARTH_DEFAULT_EMBEDDER=build): with no model installed it is built
- * in a worker thread after boot, keyword search serving meanwhile, then put in force.
- * off: disabled; not_needed: another model is installed; building; installed: in use; failed.
+ * The embedder a box gets when MODEL_DIR has none (HEARTH_DEFAULT_EMBEDDER): the pretrained one shipped with
+ * Hearth, installed at boot (shipped, the default), or Hearth's own WordNet table, built in a worker thread after
+ * boot, keyword search serving meanwhile (build).
+ * off: disabled; not_needed: another model is installed; building; installed: a default one is in use; failed.
  */
 export interface DefaultEmbedderStatus {
   state: 'off' | 'not_needed' | 'building' | 'installed' | 'failed';
@@ -25,14 +26,19 @@ export interface EmbedderLifecycleOptions {
   modelDir: string;
   device: EmbedDevice;
   /** HEARTH_DEFAULT_EMBEDDER. */
-  defaultEmbedder: 'build' | 'off';
+  defaultEmbedder: 'shipped' | 'build' | 'off';
   defaultEmbedderDimension: number;
   /** MODEL_WATCH_SECONDS: how often MODEL_DIR's active model is checked (0: never). */
   modelWatchSeconds: number;
   log: FastifyBaseLogger;
 }
 
-const isDefault = (modelId: string | undefined) => !!modelId?.startsWith(`${DEFAULT_EMBEDDER_ID}@`);
+/** Which default a model id is: the shipped embedder, Hearth's WordNet build, or neither (null). */
+function defaultKind(modelId: string | undefined): string | null {
+  if (modelId?.startsWith(`${SHIPPED_EMBEDDER.id}@`)) return 'the embedder shipped with Hearth';
+  if (modelId?.startsWith(`${DEFAULT_EMBEDDER_ID}@`)) return "Hearth's built-in default embedder";
+  return null;
+}
 
 /**
  * Which embedding model is in force, and how it comes to be: loaded at boot (the previous model kept
@@ -67,7 +73,8 @@ export class EmbedderLifecycle {
   defaultEmbedder(): DefaultEmbedderStatus {
     const modelId = this.activeEmbedding.embedder()?.modelId;
     if (this.phase) return { ...this.phase };
-    return isDefault(modelId) ? { state: 'installed', detail: `${modelId}: Hearth's built-in embedder` } : { state: 'not_needed', detail: '' };
+    const kind = defaultKind(modelId);
+    return kind ? { state: 'installed', detail: `${modelId}: ${kind}` } : { state: 'not_needed', detail: '' };
   }
 
   /**
@@ -81,6 +88,8 @@ export class EmbedderLifecycle {
       if (embedder) {
         await this.admin.open(embedder, (modelId) => this.previous(modelId));
         if (this.activeEmbedding.embedder()?.modelId !== embedder.modelId) this.towards = embedder.modelId;
+      } else if (this.options.defaultEmbedder === 'shipped') {
+        await this.installShipped();
       } else if (this.options.defaultEmbedder === 'build') {
         this.buildPending = true;
         this.phase = { state: 'building', detail: 'queued: starts once the service is ready' };
@@ -135,9 +144,13 @@ export class EmbedderLifecycle {
   embedderHealth(): ComponentHealth {
     const embedder = this.activeEmbedding.embedder();
     const status = this.defaultEmbedder();
-    if (embedder) return { status: 'ok', detail: `${embedder.modelId} (${embedder.dimension} dimensions, ${embedder.device})${isDefault(embedder.modelId) ? ', Hearth\'s built-in default embedder' : ''}` };
+    if (embedder) {
+      const kind = defaultKind(embedder.modelId);
+      return { status: 'ok', detail: `${embedder.modelId} (${embedder.dimension} dimensions, ${embedder.device})${kind ? `, ${kind}` : ''}` };
+    }
     if (status.state === 'building') return { status: 'not_installed', detail: `building Hearth's default embedder in the background (${status.detail}): search runs on keywords meanwhile` };
-    if (status.state === 'failed') return { status: 'error', detail: 'building the default embedder failed: search runs on keywords only' };
+    // The reason (a path, a checksum) is for /api/model-info's signed-in readers, not for the open health check.
+    if (status.state === 'failed') return { status: 'error', detail: `${status.detail.replace(/ \(.*$/s, '')}: search runs on keywords only` };
     return this.problem ? { status: 'error', detail: 'the embedding model could not be loaded: search runs on keywords only' } : { status: 'not_installed', detail: 'no embedding model installed: search runs on keywords only' };
   }
 
@@ -187,6 +200,26 @@ export class EmbedderLifecycle {
     }
   }
 
+  /**
+   * First start with HEARTH_DEFAULT_EMBEDDER=shipped: the shipped files are copied into MODEL_DIR (checked against
+   * their pins, well under a second) and put in force before the service takes requests. A copy that fails
+   * leaves the service on keywords, with the reason in /api/health and /api/model-info.
+   */
+  private async installShipped(): Promise<void> {
+    const { modelDir, log } = this.options;
+    try {
+      const manifest = await installShippedEmbedder({ modelDir });
+      const embedder = await this.loadModel(manifest.id);
+      if (!embedder) throw new Error(`${manifest.id} was installed but does not load`);
+      await this.admin.open(embedder, (modelId) => this.previous(modelId));
+      log.info({ model: embedder.modelId }, 'no embedding model installed in MODEL_DIR: installed the embedder shipped with Hearth (potion-base-4M-int8, MIT) and put it in force: search is hybrid (HEARTH_DEFAULT_EMBEDDER=off keeps keywords only)');
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.phase = { state: 'failed', detail: `installing the embedder shipped with Hearth failed (${message})` };
+      log.error({ err: error }, 'installing the embedder shipped with Hearth failed: search runs on keywords only');
+    }
+  }
+
   private startDefaultBuild(): void {
     const started = Date.now();
     const { modelDir, log } = this.options;
@@ -207,7 +240,7 @@ export class EmbedderLifecycle {
       })
       .catch((error: Error) => {
         if (this.closing) return;
-        this.phase = { state: 'failed', detail: error.message };
+        this.phase = { state: 'failed', detail: `building the default embedder failed (${error.message})` };
         log.error({ err: error }, 'building the default embedder failed: search runs on keywords only');
       });
   }

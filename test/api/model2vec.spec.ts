@@ -11,7 +11,7 @@ import { multipartBody } from '../fixtures/multipart.js';
 import { startApp, type TestApp } from '../helpers.js';
 
 const POTION_ID = 'potion-base-4M-int8';
-/** From test/fixtures/models/potion-base-4M-int8/README.md. */
+/** From native/embeddings/default-model/potion-base-4M-int8/README.md. */
 const POTION_TABLE_SHA256 = '48003d10a1f686321e4e79f5f306fe1fcf1d2b883a90785c939563a506bb89be';
 const silent = { info: () => {}, warn: () => {} };
 const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => Array.from(a).reduce((s, v, i) => s + v * b[i], 0);

@@ -45,11 +45,11 @@ describe('retrieval quality: fusion weights and extractive answers', () => {
     rmSync(modelDir, { recursive: true, force: true });
   });
 
-  it('fuses with the keyword list weighing twice the vector list, as chosen on the evaluation; reports it', async () => {
+  it('fuses with the weights chosen on the evaluation (vector 3, keyword 1, whole documents 3); reports them', async () => {
     const res = await t.request({ method: 'POST', url: '/api/search', token: viewer, payload: { query: 'mooring fees at the office' } });
     expect(res.statusCode, res.body).toBe(200);
     const { results, retrieval_settings } = res.json();
-    expect(retrieval_settings).toMatchObject({ mode_used: 'hybrid', fusion: 'rrf', rrf_k: 30, weights: { vector: 1, keyword: 1 }, per_document: 1 });
+    expect(retrieval_settings).toMatchObject({ mode_used: 'hybrid', fusion: 'rrf', rrf_k: 30, weights: { vector: 3, keyword: 1, document: 3 }, per_document: 1 });
     expect(results[0].text).toContain('Fees are paid at the office');
   });
 
