@@ -20,6 +20,13 @@ export interface FusionSettings {
  */
 export const DEFAULT_FUSION: FusionSettings = { method: 'rrf', rrfK: 30, weights: { vector: 3, keyword: 1, document: 3 }, perDocument: 0 };
 
+/**
+ * The chat's weights: its extractive answer quotes lines of the passages it retrieves, and a passage that holds the
+ * question's own words is the one that quotes the answer. On the dev halves the search's weights above lost 8 and 5
+ * answers that quote the span; these (the search's before session 20) kept them (docs/retrieval-quality.md).
+ */
+export const CHAT_FUSION_WEIGHTS: FusionSettings['weights'] = { vector: 1, keyword: 1, document: 4 };
+
 export interface Scored {
   rowid: number;
   score: number;

@@ -9,6 +9,7 @@ export { SEARCH_MODES, type RetrievalService, type RetrievalSettings, type Searc
 export type { ReadScope, SearchFilters } from './repository.sqlite.js';
 export { RetrievalSettingsSchema } from './schemas.js';
 export { STOPWORDS, candidateTerms, queryWords } from './keyword-query.js';
+export { CHAT_FUSION_WEIGHTS } from './fusion.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

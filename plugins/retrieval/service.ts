@@ -52,6 +52,8 @@ interface SearchRequest {
   groups: string[];
   /** Chunks of one document among the first results at most (0: no cap); the fusion settings' when absent. */
   perDocument?: number;
+  /** The lists' weights in hybrid mode; the fusion settings' when absent (the chat asks for its own: CHAT_FUSION_WEIGHTS). */
+  weights?: FusionSettings['weights'];
 }
 
 export interface SearchResult {
@@ -120,6 +122,7 @@ export class RetrievalService {
     const mode = request.mode ?? 'hybrid';
     const filters = request.filters ?? {};
     const perDocument = request.perDocument ?? this.fusion.perDocument;
+    const fusion: FusionSettings = request.weights ? { ...this.fusion, weights: request.weights } : this.fusion;
     const scope: ReadScope = { ...filters, groups: request.groups };
     const side = this.vectorSide();
     if ('unavailable' in side && mode === 'vector') throw conflict('embedder_unavailable', `Vector search is unavailable: ${side.unavailable}`);
@@ -142,7 +145,7 @@ export class RetrievalService {
     const readable = await this.repository.readableKeys(scope);
     // Whole documents are ranked too in hybrid mode, unless a metadata filter narrows the chunks (a document's rank
     // would then weigh chunks the filter hides).
-    const rankDocuments = modeUsed === 'hybrid' && this.fusion.weights.document > 0 && !scope.metadata?.length;
+    const rankDocuments = modeUsed === 'hybrid' && fusion.weights.document > 0 && !scope.metadata?.length;
     const vectors = modeUsed !== 'keyword' && !('unavailable' in side) ? side : null;
     // The query embeds in the embedder's own thread while the keyword side plans. Between the keyword stages (after the
     // plan, after the chunk ranking) the event loop turns once to take the vector in, and once it is back the graph walk
@@ -175,31 +178,31 @@ export class RetrievalService {
     };
     // Deduplicated per side too, so that copies do not push distinct chunks down a side's ranking.
     const [vector, keyword] = [vectorList, keywordList].map((list) => dropNearDuplicates(list, signatureOf, n));
-    const fused = modeUsed === 'hybrid' ? fuse(vector, keyword, this.fusion) : modeUsed === 'vector' ? vector : keyword;
+    const fused = modeUsed === 'hybrid' ? fuse(vector, keyword, fusion) : modeUsed === 'vector' ? vector : keyword;
     const documents = keywordSide?.documents;
-    const ranked = documents?.ranking.length ? await this.withDocuments(fused, documents, { perDocument, wanted, hits, hydrate }) : fused;
+    const ranked = documents?.ranking.length ? await this.withDocuments(fused, documents, { fusion, perDocument, wanted, hits, hydrate }) : fused;
     const diverse = capPerDocument(ranked, (item) => hits.get(item.rowid)!.document_id, perDocument);
     const unique = dropNearDuplicates(diverse, signatureOf, wanted);
     const reranked = reranking ? await rerankCandidates(reranking, request.query, unique, (item) => hits.get(item.rowid)!.text, rerank, RERANK_BATCH) : null;
 
     return {
       results: (reranked?.list ?? unique).slice(0, k).map((item, index) => toResult(hits.get(item.rowid)!, index + 1, item.score)),
-      retrieval_settings: { ...this.settings({ k, mode, modeUsed, n, filters, side, perDocument, documents: documents?.ranking.length ?? null }), rerank: reranked?.report ?? null },
+      retrieval_settings: { ...this.settings({ k, mode, modeUsed, n, filters, side, fusion, perDocument, documents: documents?.ranking.length ?? null }), rerank: reranked?.report ?? null },
     };
   }
 
-  private settings(run: { k: number; mode: SearchMode; modeUsed: SearchMode; n: number; filters: SearchFilters; side: VectorSide; perDocument: number; documents: number | null }): Omit<RetrievalSettings, 'rerank'> {
-    const { k, mode, modeUsed, n, filters, side, perDocument, documents } = run;
+  private settings(run: { k: number; mode: SearchMode; modeUsed: SearchMode; n: number; filters: SearchFilters; side: VectorSide; fusion: FusionSettings; perDocument: number; documents: number | null }): Omit<RetrievalSettings, 'rerank'> {
+    const { k, mode, modeUsed, n, filters, side, fusion, perDocument, documents } = run;
     const hybrid = modeUsed === 'hybrid';
     return {
       k,
       mode,
       mode_used: modeUsed,
       ...('unavailable' in side && mode === 'hybrid' ? { reason: side.unavailable } : {}),
-      fusion: hybrid ? this.fusion.method : 'none',
-      score: hybrid ? this.fusion.method : modeUsed === 'vector' ? 'cosine' : 'bm25',
-      ...(hybrid && this.fusion.method === 'rrf' ? { rrf_k: this.fusion.rrfK } : {}),
-      weights: hybrid ? { ...this.fusion.weights, document: documents === null ? 0 : this.fusion.weights.document } : { vector: modeUsed === 'vector' ? 1 : 0, keyword: modeUsed === 'keyword' ? 1 : 0, document: 0 },
+      fusion: hybrid ? fusion.method : 'none',
+      score: hybrid ? fusion.method : modeUsed === 'vector' ? 'cosine' : 'bm25',
+      ...(hybrid && fusion.method === 'rrf' ? { rrf_k: fusion.rrfK } : {}),
+      weights: hybrid ? { ...fusion.weights, document: documents === null ? 0 : fusion.weights.document } : { vector: modeUsed === 'vector' ? 1 : 0, keyword: modeUsed === 'keyword' ? 1 : 0, document: 0 },
       candidates: { vector: modeUsed === 'keyword' ? 0 : n, keyword: modeUsed === 'vector' ? 0 : n, documents: documents ?? 0 },
       near_duplicate_jaccard: NEAR_DUPLICATE_JACCARD,
       per_document: perDocument,
@@ -287,10 +290,10 @@ export class RetrievalService {
    * chunks is a candidate is represented by its best chunk among the keyword side's deeper rows, looked up only if
    * it could be among the first `wanted` results; without one there, it is left out.
    */
-  private async withDocuments(fused: Scored[], documents: NonNullable<KeywordCandidates['documents']>, run: { perDocument: number; wanted: number; hits: Map<number, ChunkHit>; hydrate: (items: Scored[]) => Promise<void> }): Promise<Scored[]> {
-    const { perDocument, wanted, hits, hydrate } = run;
+  private async withDocuments(fused: Scored[], documents: NonNullable<KeywordCandidates['documents']>, run: { fusion: FusionSettings; perDocument: number; wanted: number; hits: Map<number, ChunkHit>; hydrate: (items: Scored[]) => Promise<void> }): Promise<Scored[]> {
+    const { fusion, perDocument, wanted, hits, hydrate } = run;
     const documentOf = (item: Scored | DocumentPlace) => ('rowid' in item ? hits.get(item.rowid)!.document_id : item.document);
-    const ranked = withDocumentRanking(fused, documents.ranking, (rowid) => hits.get(rowid)!.document_id, this.fusion);
+    const ranked = withDocumentRanking(fused, documents.ranking, (rowid) => hits.get(rowid)!.document_id, fusion);
     // Dropping near-duplicates may pull later items up: look twice as deep as the results wanted.
     const reachable = new Set(capPerDocument(ranked, documentOf, perDocument).slice(0, 2 * wanted));
     const places = new Map(ranked.filter((item): item is DocumentPlace => !('rowid' in item) && reachable.has(item)).map((place) => [place.document, place]));

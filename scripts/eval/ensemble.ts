@@ -18,7 +18,7 @@ import { relevantResults } from '../../plugins/chat/relevance.js';
 import { CHAT_DEFAULT_K, toSource } from '../../plugins/chat/service.js';
 import { type Embedder, loadEmbedderOnThisThread } from '../../native/embeddings/index.js';
 import { openVectorIndex } from '../../native/vector-index/index.js';
-import { DEFAULT_FUSION } from '../../plugins/retrieval/fusion.js';
+import { CHAT_FUSION_WEIGHTS, DEFAULT_FUSION } from '../../plugins/retrieval/fusion.js';
 import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.js';
 import { RetrievalService, type SearchMode } from '../../plugins/retrieval/service.js';
 import { evalWork, indexedChunks, openEvalDatabase } from './eval-index.js';
@@ -87,7 +87,7 @@ async function main(): Promise<void> {
       }
       if (process.env.HEARTH_ENSEMBLE_CHAT === '1') {
         // The chat's retrieval: the fusion's own settings (no per-document cap).
-        const chat = new RetrievalService(new RetrievalRepository(db), sources, DEFAULT_FUSION);
+        const chat = new RetrievalService(new RetrievalRepository(db), sources, { ...DEFAULT_FUSION, weights: CHAT_FUSION_WEIGHTS });
         let quoted = 0;
         let held = 0;
         for (const question of questions) {

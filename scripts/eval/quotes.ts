@@ -9,7 +9,7 @@ import { EXTRACTIVE_SETTINGS, type ExtractiveSettings, extractiveQuotes } from '
 import { extractiveAnswer } from '../../plugins/chat/prompt.js';
 import { relevantResults } from '../../plugins/chat/relevance.js';
 import { CHAT_DEFAULT_K, toSource } from '../../plugins/chat/service.js';
-import { DEFAULT_FUSION } from '../../plugins/retrieval/fusion.js';
+import { CHAT_FUSION_WEIGHTS, DEFAULT_FUSION } from '../../plugins/retrieval/fusion.js';
 import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.js';
 import { RetrievalService } from '../../plugins/retrieval/service.js';
 import { evalWork, openEvalDatabase, openEvalVectors } from './eval-index.js';
@@ -21,8 +21,10 @@ async function main(): Promise<void> {
   const { db } = await openEvalDatabase(work);
   const { embedder, vectors } = await openEvalVectors(work);
   try {
-    // The chat's retrieval: the fusion's own settings (no per-document cap), k as the chat asks.
-    const service = new RetrievalService(new RetrievalRepository(db), { embedder: () => embedder, vectors: () => vectors }, DEFAULT_FUSION);
+    // The chat's retrieval: the fusion's own settings (no per-document cap) at the chat's weights, k as the chat asks.
+    // The chat's own weights, or HEARTH_EVAL_WEIGHTS ('{"vector":3,"keyword":1,"document":3}') to measure others.
+    const weights = { ...CHAT_FUSION_WEIGHTS, ...JSON.parse(process.env.HEARTH_EVAL_WEIGHTS ?? '{}') };
+    const service = new RetrievalService(new RetrievalRepository(db), { embedder: () => embedder, vectors: () => vectors }, { ...DEFAULT_FUSION, weights });
     const embed = (texts: string[]) => embedder.embed(texts, { priority: 'query' });
     const quoted = new Map(Object.keys(variants).map((label) => [label, 0]));
     let held = 0;
