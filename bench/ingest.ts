@@ -26,7 +26,8 @@
  *
  * Alone: `npm run build && npx tsx bench/ingest.ts`. BENCH_INGEST_PAGES (200), BENCH_INGEST_FILES
  * (1000), BENCH_INGEST_CONCURRENCY (uploads in flight, 4), BENCH_EMBED_SECONDS (5 per batch size and raw window),
- * BENCH_INGEST_MODELS (minilm-shape-int8,tiny; minilm-shape is the fp32 one; none skips), BENCH_INGEST_RSS_CHUNKS (100000; 0 skips),
+ * BENCH_INGEST_MODELS (minilm-shape-int8,tiny; minilm-shape is the fp32 one, shipped the embedder shipped with Hearth; none skips),
+ * BENCH_INGEST_RSS_MODEL (minilm-shape-int8, or another of those), BENCH_INGEST_RSS_CHUNKS (100000; 0 skips),
  * BENCH_CPU_PROF=1 (V8 CPU profiles of the service's threads into bench/results/profiles/).
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -43,6 +44,7 @@ import type { FileType } from '../plugins/documents/file-type.js';
 import { generateLicenseKeyPair, issueLicense } from '../plugins/license/license-key.js';
 import { makePdf, prose } from '../test/fixtures/documents.js';
 import { installTinyEmbeddingModel, TINY_MODEL_ID } from '../test/fixtures/tiny-embedding-model.js';
+import { SHIPPED_EMBEDDER, installShippedEmbedder } from '../native/embeddings/index.js';
 import { benchEmbeddings, type EmbeddingBenchRow } from './embeddings.js';
 import { BENCH_SECRETS, DEPLOYED_ENV, login, num, pct, peakRssMiB, processCpuMicros, procStatus, ROOT, type Service, startService, stopService } from './harness.js';
 import { installMiniLmShapeModel, MINILM_SHAPE_INT8_MODEL_ID, MINILM_SHAPE_MODEL_ID } from './minilm-shape-model.js';
@@ -51,7 +53,7 @@ import { queriesFrom, rng, seedForBoot } from './search.js';
 export const INGEST_TARGET_RATIO = 0.8;
 export const RSS_TARGET_MB = 400;
 
-export type BenchModel = 'minilm-shape-int8' | 'minilm-shape' | 'tiny';
+export type BenchModel = 'minilm-shape-int8' | 'minilm-shape' | 'tiny' | 'shipped';
 
 /** Chunk texts of the raw sample. */
 const RAW_SAMPLE = 96;
@@ -68,6 +70,11 @@ const MODELS: Record<BenchModel, { install: (dir: string) => Promise<unknown>; b
     batchSizes: [RAW_SAMPLE],
     note: `${MINILM_SHAPE_MODEL_ID}: the same architecture and random weights in fp32, the cost of the all-MiniLM-L6-v2-fp32 preset (about 2.3 times the int8 model's CPU per chunk)`,
   },
+  shipped: {
+    install: (dir) => installShippedEmbedder({ modelDir: dir }),
+    batchSizes: [RAW_SAMPLE],
+    note: `${SHIPPED_EMBEDDER.id}: the embedder shipped with Hearth, what a fresh box installs at first start (a Model2Vec token table, 128 dimensions: no network to run, tokenisation and a mean per chunk)`,
+  },
   tiny: {
     install: (dir) => installTinyEmbeddingModel(dir, { hidden: 384 }),
     batchSizes: [16, 256],
@@ -75,8 +82,12 @@ const MODELS: Record<BenchModel, { install: (dir: string) => Promise<unknown>; b
   },
 };
 
-/** The model of the peak RSS run: what `models pull` installs by default is int8. */
-const RSS_MODEL: BenchModel = 'minilm-shape-int8';
+/** The model of the peak RSS run (BENCH_INGEST_RSS_MODEL): by default what `models pull` installs, int8, the heavier of the defaults. */
+const rssModel = (): BenchModel => {
+  const name = process.env.BENCH_INGEST_RSS_MODEL ?? 'minilm-shape-int8';
+  if (!Object.hasOwn(MODELS, name)) throw new Error(`BENCH_INGEST_RSS_MODEL must be one of ${Object.keys(MODELS).join(', ')}, got "${name}"`);
+  return name as BenchModel;
+};
 
 /** BENCH_INGEST_MODELS as a list of known models (unknown names dropped, so "none" runs none); unset: the default list. */
 export function parseBenchModels(value: string | undefined): BenchModel[] | undefined {
@@ -517,7 +528,7 @@ function memoryNow(pid: number | undefined): { rssMiB: number | null; anonMiB: n
 
 async function benchRssAtScale(work: string, pdf: string, texts: string[], chunks: number, options: { serverScript: string; pdfPages: number; uploadConcurrency: number }, log: (line: string) => void): Promise<RssAtScale> {
   const modelDir = path.join(work, 'models-rss');
-  await MODELS[RSS_MODEL].install(modelDir);
+  await MODELS[rssModel()].install(modelDir);
   const dataDir = path.join(work, 'data-rss');
   log(`  [rss] writing ${chunks} chunks and their vectors into a data dir…`);
   const { texts: corpus } = await seedIndex(dataDir, modelDir, chunks);
@@ -547,7 +558,7 @@ async function benchRssAtScale(work: string, pdf: string, texts: string[], chunk
       target: { maxMB: RSS_TARGET_MB, pass: peak * 1.048576 < RSS_TARGET_MB },
       howMeasured:
         `${chunks} synthetic chunks (bench/search.ts corpus) and low-rank vectors written into SQLite and the HNSW file, as the service finds them at boot; ` +
-        `the built service started on that data dir with ${MINILM_SHAPE_INT8_MODEL_ID} loaded, ingested a ${pdfRun.doc.chunk_count}-chunk PDF and ${texts.length} text files over HTTP, ` +
+        `the built service started on that data dir with ${stats.model_id} loaded, ingested a ${pdfRun.doc.chunk_count}-chunk PDF and ${texts.length} text files over HTTP, ` +
         `then answered ${queries.length} hybrid searches; peak RSS is the service's VmHWM (/proc/<pid>/status, all threads, anonymous and file-backed pages)`,
     };
   } finally {

@@ -1,8 +1,7 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Tokenizer } from '@huggingface/tokenizers';
@@ -13,17 +12,12 @@ import { EMBEDDING_PRESETS, modelsRoot, readManifest, sha256File, type Embedding
 import { main as modelsCli } from '../../appliance/cli/models.js';
 import { POTION_BASE_4M_DIR } from '../fixtures/models.js';
 import { buildTinyEmbeddingModel, installTinyEmbeddingModel, TINY_MODEL_ID, TOKENIZER_DIR } from '../fixtures/tiny-embedding-model.js';
+import { scratchFolders } from '../helpers.js';
 
 const run = promisify(execFile);
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, v, i) => s + v * b[i], 0);
 const norm = (a: Float32Array) => Math.sqrt(dot(a, a));
-const tempDirs: string[] = [];
-const tmp = async () => {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'hearth-embed-'));
-  tempDirs.push(dir);
-  return dir;
-};
-afterAll(() => Promise.all(tempDirs.map((dir) => rm(dir, { recursive: true, force: true }))));
+const tmp = scratchFolders('hearth-embed-');
 const silent = { info: () => {}, warn: () => {} };
 const embeddingsRoot = (modelDir: string) => modelsRoot(modelDir, 'embedding');
 

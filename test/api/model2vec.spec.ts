@@ -1,5 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile, cp } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, writeFile, cp } from 'node:fs/promises';
 import path from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +7,7 @@ import { modelFolder, readManifest } from '../../native/model-files/index.js';
 import { main as modelsCli } from '../../appliance/cli/models.js';
 import { POTION_BASE_4M_DIR } from '../fixtures/models.js';
 import { multipartBody } from '../fixtures/multipart.js';
-import { startApp, type TestApp } from '../helpers.js';
+import { scratchFolders, startApp, type TestApp } from '../helpers.js';
 
 const POTION_ID = 'potion-base-4M-int8';
 /** From native/embeddings/default-model/potion-base-4M-int8/README.md. */
@@ -16,13 +15,7 @@ const POTION_TABLE_SHA256 = '48003d10a1f686321e4e79f5f306fe1fcf1d2b883a90785c939
 const silent = { info: () => {}, warn: () => {} };
 const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => Array.from(a).reduce((s, v, i) => s + v * b[i], 0);
 
-const tempDirs: string[] = [];
-const tmp = async () => {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'hearth-model2vec-'));
-  tempDirs.push(dir);
-  return dir;
-};
-afterAll(() => Promise.all(tempDirs.map((dir) => rm(dir, { recursive: true, force: true }))));
+const tmp = scratchFolders('hearth-model2vec-');
 
 /** The CLI as `npm run models` runs it, with MODEL_DIR set. */
 async function models(modelDir: string, args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {

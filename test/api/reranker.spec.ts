@@ -1,20 +1,13 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { modelFolder, readManifest } from '../../native/model-files/index.js';
 import { main as modelsCli } from '../../appliance/cli/models.js';
 import { multipartBody } from '../fixtures/multipart.js';
 import { buildTinyCrossEncoder } from '../fixtures/tiny-cross-encoder.js';
-import { startApp, type TestApp } from '../helpers.js';
+import { scratchFolders, startApp, type TestApp } from '../helpers.js';
 
-const tempDirs: string[] = [];
-const tmp = async () => {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'hearth-reranker-'));
-  tempDirs.push(dir);
-  return dir;
-};
-afterAll(() => Promise.all(tempDirs.map((dir) => rm(dir, { recursive: true, force: true }))));
+const tmp = scratchFolders('hearth-reranker-');
 
 async function models(modelDir: string, args: string[]): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];

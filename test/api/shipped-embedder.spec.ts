@@ -4,8 +4,7 @@
  * against its pins, in force before the first request; kept across restarts; never over another model; refused when
  * its files are not the pinned ones. The real files, the real service.
  */
-import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { cp, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main as modelsCli } from '../../appliance/cli/models.js';
@@ -16,15 +15,9 @@ import { modelFolder, readActiveModelId, readManifest, sha256File } from '../../
 import { loadConfig } from '../../core/config.js';
 import { installTinyEmbeddingModel } from '../fixtures/tiny-embedding-model.js';
 import { multipartBody } from '../fixtures/multipart.js';
-import { startApp, type TestApp } from '../helpers.js';
+import { scratchFolders, startApp, type TestApp } from '../helpers.js';
 
-const tempDirs: string[] = [];
-const tmp = async () => {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'hearth-shipped-'));
-  tempDirs.push(dir);
-  return dir;
-};
-afterAll(() => Promise.all(tempDirs.map((dir) => rm(dir, { recursive: true, force: true }))));
+const tmp = scratchFolders('hearth-shipped-');
 
 const SHIPPED_MODEL_ID = `${SHIPPED_EMBEDDER.id}@${SHIPPED_EMBEDDER.sha256.model.slice(0, 12)}`;
 

@@ -125,7 +125,7 @@ function ModelsSection({ info }: { info: ModelInfo }) {
         ) : (
           <p class="muted">None installed: search uses keywords only.</p>
         )}
-        {info.default_embedder && info.default_embedder.state !== 'not_needed' && <p class="hint untrusted">Built-in embedder: {info.default_embedder.detail}</p>}
+        {info.default_embedder && info.default_embedder.state !== 'not_needed' && <p class="hint untrusted">Default embedder: {info.default_embedder.detail}</p>}
       </div>
     </div>
   );
