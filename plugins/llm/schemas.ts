@@ -30,7 +30,7 @@ export const ModelInfoView = Type.Object({
   chat: Nullable(ChatModelView),
   embedding: Nullable(EmbeddingModelView),
   default_embedder: Type.Optional(Type.Object({
-    state: StringEnum(['off', 'not_needed', 'building', 'installed', 'failed'] as const, { description: "Hearth's built-in embedder (HEARTH_DEFAULT_EMBEDDER): building at first start when no model is installed, installed when in use" }),
+    state: StringEnum(['off', 'not_needed', 'building', 'installed', 'failed'] as const, { description: "The embedder a box gets when MODEL_DIR has none (HEARTH_DEFAULT_EMBEDDER): the one shipped with Hearth, installed at first start, or Hearth's WordNet build (building until done); installed when one of them is in use, not_needed when another model is, failed (detail says why) when it could not be put in force" }),
     detail: Type.String(),
   })),
   mode: Type.Object({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FUSION, capPerDocument, fuse, withDocumentRanking } from './fusion.js';
+import { DEFAULT_FUSION, capPerDocument, fuse, passageScore, passagesInPlace, withDocumentRanking } from './fusion.js';
 
 describe('fuse (default settings)', () => {
   it('weighs the vector list three times the keyword list of chunks: the first of the vector list wins over the first of the keyword list', () => {
@@ -48,5 +48,37 @@ describe('withDocumentRanking (the whole-document keyword ranking as a third lis
     const settings = { ...DEFAULT_FUSION, weights: { ...DEFAULT_FUSION.weights, document: 0 } };
     const fused = [{ rowid: 1, score: 0.02 }, { rowid: 4, score: 0.01 }];
     expect(withDocumentRanking(fused, [{ document_id: 'c', score: 3 }, { document_id: 'b', score: 1 }], documentOf, settings)).toEqual([...fused, { document: 'b', score: 0 }]);
+  });
+});
+
+describe('passagesInPlace (which passage of a document comes first)', () => {
+  const documentOf = (item: { rowid: number }) => ({ 1: 'a', 2: 'a', 3: 'b', 4: 'a', 5: 'c' })[item.rowid]!;
+  const ranked = [
+    { rowid: 2, score: 0.5 },
+    { rowid: 3, score: 0.4 },
+    { rowid: 1, score: 0.3 },
+    { rowid: 5, score: 0.2 },
+    { rowid: 4, score: 0.1 },
+  ];
+
+  it("reorders a document's chunks among its own places by passage score, each taking its place's score", () => {
+    const passage = new Map([[1, 0.06], [2, 0.03], [4, 0.05], [3, 0], [5, 0]]);
+    const placed = passagesInPlace(ranked, documentOf, (item) => passage.get(item.rowid)!);
+    // Document a held places 1, 3 and 5: now 1 (0.06), 4 (0.05), 2 (0.03) hold them; b and c keep theirs.
+    expect(placed.map((item) => item.rowid)).toEqual([1, 3, 4, 5, 2]);
+    expect(placed.map((item) => item.score)).toEqual([0.5, 0.4, 0.3, 0.2, 0.1]);
+  });
+
+  it('changes nothing when the passage scores agree with the order, and keeps the order on a tie', () => {
+    expect(passagesInPlace(ranked, documentOf, () => 0)).toEqual(ranked);
+    const agree = new Map([[2, 3], [1, 2], [4, 1], [3, 0], [5, 0]]);
+    expect(passagesInPlace(ranked, documentOf, (item) => agree.get(item.rowid)!)).toEqual(ranked);
+  });
+
+  it('passageScore sums the reciprocal ranks of both chunk lists at equal weights', () => {
+    const passage = passageScore([{ rowid: 1, score: 0.9 }, { rowid: 2, score: 0.8 }], [{ rowid: 2, score: 12 }], 30);
+    expect(passage({ rowid: 1, score: 0 })).toBeCloseTo(1 / 31, 12);
+    expect(passage({ rowid: 2, score: 0 })).toBeCloseTo(1 / 32 + 1 / 31, 12);
+    expect(passage({ rowid: 9, score: 0 })).toBe(0);
   });
 });

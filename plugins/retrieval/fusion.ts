@@ -105,6 +105,43 @@ export function capPerDocument<T>(items: T[], documentOf: (item: T) => string, p
   return [...first, ...later];
 }
 
+/** A chunk's reciprocal ranks in the two chunk lists, summed at equal weights: how well it answers as a passage. */
+export function passageScore(vector: Scored[], keyword: Scored[], rrfK: number): (item: Scored) => number {
+  const score = new Map<number, number>();
+  for (const list of [vector, keyword]) list.forEach((item, index) => score.set(item.rowid, (score.get(item.rowid) ?? 0) + 1 / (rrfK + index + 1)));
+  return (item) => score.get(item.rowid) ?? 0;
+}
+
+/**
+ * Which passage of a document comes first, the documents' places unchanged: each document's chunks are reordered among
+ * the places its chunks hold, by `passage` (higher first; ties keep their order), and each takes the score of the place
+ * it lands on, so scores still fall down the list. The fusion's weights decide which documents rank (the vector list
+ * weighs three times the keywords there); `passage` decides which of a document's chunks is shown first, where a chunk
+ * holding the question's rare words must not lose to one the vector list happened to rank higher.
+ */
+export function passagesInPlace<T extends { score: number }>(items: T[], documentOf: (item: T) => string, passage: (item: T) => number): T[] {
+  const byDocument = new Map<string, T[]>();
+  for (const item of items) {
+    const document = documentOf(item);
+    const chunks = byDocument.get(document);
+    if (chunks) chunks.push(item);
+    else byDocument.set(document, [item]);
+  }
+  const order = new Map<string, T[]>();
+  for (const [document, chunks] of byDocument) {
+    const ranked = chunks.map((item, index) => ({ item, index, passage: passage(item) })).sort((a, b) => b.passage - a.passage || a.index - b.index);
+    order.set(document, ranked.map((entry) => entry.item));
+  }
+  const taken = new Map<string, number>();
+  return items.map((place) => {
+    const document = documentOf(place);
+    const next = taken.get(document) ?? 0;
+    taken.set(document, next + 1);
+    const item = order.get(document)![next];
+    return item === place ? place : { ...item, score: place.score };
+  });
+}
+
 /** Word-set Jaccard at or above which two chunks count as the same text (a file uploaded twice, a repeated boilerplate block). */
 export const NEAR_DUPLICATE_JACCARD = 0.9;
 

@@ -3,7 +3,7 @@ import { BoundedMap } from '../../core/bounded-map.js';
 import type { Embedder } from '../../native/embeddings/index.js';
 import type { VectorIndex } from '../../native/vector-index/index.js';
 import { searchVectors } from '../search-index/index.js';
-import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, capPerDocument, dropNearDuplicates, fuse, textSignature, withDocumentRanking, type DocumentPlace, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
+import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, capPerDocument, dropNearDuplicates, fuse, passageScore, passagesInPlace, textSignature, withDocumentRanking, type DocumentPlace, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery, type KeywordPlan, type RankedMatch } from './keyword-query.js';
 import type { ChunkHit, ReadScope, ReadableKeys, RetrievalRepository, SearchFilters } from './repository.sqlite.js';
 import { RERANK_BATCH, type CrossEncoder } from '../../native/reranker/index.js';
@@ -180,8 +180,11 @@ export class RetrievalService {
     const [vector, keyword] = [vectorList, keywordList].map((list) => dropNearDuplicates(list, signatureOf, n));
     const fused = modeUsed === 'hybrid' ? fuse(vector, keyword, fusion) : modeUsed === 'vector' ? vector : keyword;
     const documents = keywordSide?.documents;
-    const ranked = documents?.ranking.length ? await this.withDocuments(fused, documents, { fusion, perDocument, wanted, hits, hydrate }) : fused;
-    const diverse = capPerDocument(ranked, (item) => hits.get(item.rowid)!.document_id, perDocument);
+    const withDocumentPlaces = documents?.ranking.length ? await this.withDocuments(fused, documents, { fusion, perDocument, wanted, hits, hydrate }) : fused;
+    const documentOf = (item: Scored) => hits.get(item.rowid)!.document_id;
+    // In hybrid mode a document's places go to its passages in the order both chunk lists give them at equal weights.
+    const ranked = modeUsed === 'hybrid' ? passagesInPlace(withDocumentPlaces, documentOf, passageScore(vector, keyword, fusion.rrfK)) : withDocumentPlaces;
+    const diverse = capPerDocument(ranked, documentOf, perDocument);
     const unique = dropNearDuplicates(diverse, signatureOf, wanted);
     const reranked = reranking ? await rerankCandidates(reranking, request.query, unique, (item) => hits.get(item.rowid)!.text, rerank, RERANK_BATCH) : null;
 

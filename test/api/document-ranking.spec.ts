@@ -83,7 +83,7 @@ describe('the keyword index of whole documents', () => {
       return res.json() as { results: Array<{ document_id: string }>; retrieval_settings: { weights: { document: number }; candidates: { documents: number } } };
     };
     const hybrid = await search('hybrid');
-    expect(hybrid.retrieval_settings.weights.document).toBe(4);
+    expect(hybrid.retrieval_settings.weights.document).toBe(3);
     expect(hybrid.retrieval_settings.candidates.documents).toBe(2);
     for (const mode of ['keyword', 'vector']) {
       const other = await search(mode);

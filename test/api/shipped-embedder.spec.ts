@@ -94,10 +94,13 @@ describe('the embedder shipped with Hearth', () => {
     });
   });
 
-  // A smoke test, not the tuning set (the choice was made on real collections: docs/embedders-and-rerankers.md). Today:
-  // keyword 0.500 / 0.400, vector 1.000 / 0.761, hybrid (the default fusion) 1.000 / 0.788; floors two questions of
+  // A smoke test, not the tuning set (the choices were made on real collections: docs/embedders-and-rerankers.md). Today:
+  // keyword 0.500 / 0.400, vector 1.000 / 0.761, hybrid (the default fusion) 0.975 / 0.639; floors two questions of
   // recall@5 and two first places of MRR below (deterministic model, corpus and graph; the margin is for float ties).
-  it('reaches on the 60-passage harness what it reaches today, hybrid at least its vector list and above keywords', async () => {
+  // Hybrid was 1.000 / 0.788 before a document's passages were ordered by both chunk lists at equal weights: this
+  // harness asks for one passage among several of a document, where the vector list alone is right more often; on the
+  // real collections that order put the answer's passage in the top five more often (docs/retrieval-quality.md).
+  it('reaches on the 60-passage harness what it reaches today, hybrid above keywords', async () => {
     const modelDir = await tmp();
     await installShippedEmbedder({ modelDir });
     const embedder = (await loadEmbedder({ modelDir, device: 'cpu' }))!;
@@ -107,9 +110,9 @@ describe('the embedder shipped with Hearth', () => {
       expect(hybrid.fusion).toEqual(DEFAULT_FUSION);
       expect(vector.recallAt5, 'vector recall@5').toBeGreaterThanOrEqual(0.95);
       expect(vector.mrr, 'vector MRR').toBeGreaterThanOrEqual(0.71);
-      expect(hybrid.recallAt5, 'hybrid recall@5').toBeGreaterThanOrEqual(0.95);
-      expect(hybrid.mrr, 'hybrid MRR').toBeGreaterThanOrEqual(0.738);
-      expect(hybrid.recallAt5).toBeGreaterThanOrEqual(vector.recallAt5);
+      expect(hybrid.recallAt5, 'hybrid recall@5').toBeGreaterThanOrEqual(0.925);
+      expect(hybrid.mrr, 'hybrid MRR').toBeGreaterThanOrEqual(0.614);
+      expect(hybrid.recallAt5).toBeGreaterThan(keyword.recallAt5);
       expect(hybrid.mrr).toBeGreaterThan(keyword.mrr);
     } finally {
       await embedder.close();
