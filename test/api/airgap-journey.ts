@@ -1,7 +1,7 @@
 /**
  * The whole user journey, run by test/api/airgap.spec.ts inside a network namespace that has only loopback
- * (`unshare -rn`): a clean DATA_DIR, the local GGUF installed with the hearth CLI, the service building its
- * default embedder, an upload ingested, search, a chat answered by the local model, and a sign-in through a
+ * (`unshare -rn`): a clean DATA_DIR, the local GGUF installed with the hearth CLI, the service installing the
+ * embedder shipped with Hearth (its default, from the repository's own files), an upload ingested, search, a chat answered by the local model, and a sign-in through a
  * loopback OIDC provider. Prints one JSON line of what it saw; throws (exit 1) at the first step that fails.
  */
 import { spawnSync } from 'node:child_process';
@@ -39,10 +39,10 @@ const cookie = (headers: Headers, name: string) => headers.getSetCookie().map((c
 const installed = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'cli.js'), 'models', 'import-llm', STORIES_GGUF], { env: { ...process.env, MODEL_DIR: modelDir }, encoding: 'utf8' });
 check(installed.status === 0, `hearth models import-llm failed: ${installed.stderr}`);
 
-// 2. The service on a clean DATA_DIR; it builds its default embedder itself.
+// 2. The service on a clean DATA_DIR; it installs the embedder shipped with Hearth itself (the default, as `npm start` runs it).
 const service = startService({
   PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, MODEL_DIR: modelDir, LOG_LEVEL: 'INFO',
-  HEARTH_DEFAULT_EMBEDDER: 'build', HEARTH_DEFAULT_EMBEDDER_DIMENSION: '32', N_CTX: '2048',
+  HEARTH_DEFAULT_EMBEDDER: 'shipped', N_CTX: '2048',
   LICENSE_PUBLIC_KEYS: signer.publicKeyBase64,
   NODE_OPTIONS: process.env.NODE_OPTIONS ?? '', HEARTH_CONNECT_LOG: process.env.HEARTH_CONNECT_LOG ?? '',
 });
@@ -52,15 +52,17 @@ try {
   check(login.status === 200, `admin login ${login.status}`);
   const admin = login.body.access_token as string;
 
-  // 3. Ingest, then search by keyword and by vector (the default embedder, once built, embeds every chunk).
+  // 3. Ingest, then search by keyword and by vector (the shipped embedder, in force from the start, embeds every chunk).
   const text = 'The lighthouse keeper logs the tide tables every morning.\n\nA quokka appendix describes the keeper\'s island in detail, with its cliffs and coves.\n';
   const { payload, headers } = multipartBody([{ name: 'file', content: Buffer.from(text.repeat(8)), filename: 'lighthouse.txt' }]);
   const upload = await fetch(`${url}/api/docs/upload`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${admin}` }, body: payload });
   check(upload.status === 202, `upload ${upload.status}`);
-  const vector = await waitFor('a vector search hit (default embedder built, document embedded)', service, async () => {
+  const vector = await waitFor('a vector search hit (the document embedded by the shipped embedder)', service, async () => {
     const res = await json(`${url}/api/search`, { method: 'POST', token: admin, body: JSON.stringify({ query: 'quokka island cliffs', mode: 'vector', k: 3 }) });
     return res.status === 200 && res.body.results.length > 0 ? res.body.results : undefined;
   }, 600_000, 500);
+  const modelInfo = await json(`${url}/api/model-info`, { token: admin });
+  check(/^potion-base-4M-int8@/.test(modelInfo.body?.embedding?.model_id ?? '') && modelInfo.body.default_embedder?.state === 'installed', `the shipped embedder is not in force: ${JSON.stringify(modelInfo.body)}`);
   const keyword = await json(`${url}/api/search`, { method: 'POST', token: admin, body: JSON.stringify({ query: 'quokka', mode: 'keyword', k: 3 }) });
   check(keyword.status === 200 && keyword.body.results.length > 0, 'keyword search found nothing');
 

@@ -6,7 +6,7 @@ import { ensureBuilt, ROOT, tempDir } from '../fixtures/service-process.js';
 
 /**
  * The proof that Hearth works air-gapped. test/api/airgap-journey.ts runs the whole journey (clean DATA_DIR,
- * default embedder built, ingest, search, chat with the local GGUF, OIDC sign-in) in a network namespace of
+ * shipped embedder installed, ingest, search, chat with the local GGUF, OIDC sign-in) in a network namespace of
  * its own with nothing but loopback (`unshare -rn`: a user namespace makes it possible without root). There,
  * a connection to any other address cannot succeed; to show none is even attempted, every Node process of
  * the journey (driver, service, CLI, worker threads) loads test/fixtures/connect-recorder.mjs, which logs
