@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FUSION, capPerDocument, fuse, passageScore, passagesInPlace, withDocumentRanking } from './fusion.js';
+import { DEFAULT_FUSION, capPerDocument, documentLead, fuse, passageScore, passagesInPlace, withDocumentRanking } from './fusion.js';
 
 describe('fuse (default settings)', () => {
   it('weighs the vector list three times the keyword list of chunks: the first of the vector list wins over the first of the keyword list', () => {
@@ -31,17 +31,38 @@ describe('withDocumentRanking (the whole-document keyword ranking as a third lis
   const documentOf = (rowid: number) => ({ 1: 'a', 2: 'a', 3: 'b', 4: 'c' })[rowid]!;
   const rrf = (rank: number) => 1 / (DEFAULT_FUSION.rrfK + rank);
 
+  const noLead = { ...DEFAULT_FUSION, documentConfidence: 0 };
+
   it("lifts every candidate chunk of a ranked document by its document's place, weighed as its own list", () => {
     const fused = [{ rowid: 4, score: 0.05 }, { rowid: 1, score: 0.04 }, { rowid: 2, score: 0.03 }];
-    const ranked = withDocumentRanking(fused, [{ document_id: 'a', score: 9 }], documentOf, DEFAULT_FUSION);
+    const ranked = withDocumentRanking(fused, [{ document_id: 'a', score: 9 }], documentOf, noLead);
     const gain = DEFAULT_FUSION.weights.document * rrf(1);
     expect(ranked).toEqual([{ rowid: 1, score: 0.04 + gain }, { rowid: 2, score: 0.03 + gain }, { rowid: 4, score: 0.05 }]);
   });
 
   it('gives a ranked document none of whose chunks is a candidate a place of its own, for its best chunk to fill', () => {
     const fused = [{ rowid: 4, score: 0.01 }];
-    const ranked = withDocumentRanking(fused, [{ document_id: 'c', score: 9 }, { document_id: 'b', score: 5 }], documentOf, DEFAULT_FUSION);
+    const ranked = withDocumentRanking(fused, [{ document_id: 'c', score: 9 }, { document_id: 'b', score: 5 }], documentOf, noLead);
     expect(ranked).toEqual([{ rowid: 4, score: 0.01 + DEFAULT_FUSION.weights.document * rrf(1) }, { document: 'b', score: DEFAULT_FUSION.weights.document * rrf(2) }]);
+  });
+
+  it("lifts the first document's place by its lead over the second (documentConfidence): its best chunk only", () => {
+    expect(documentLead([{ score: 9 }, { score: 3 }])).toBeCloseTo(2 / 3, 12);
+    expect(documentLead([{ score: 9 }])).toBe(1);
+    expect(documentLead([{ score: 4 }, { score: 4 }])).toBe(0);
+    expect(documentLead([])).toBe(0);
+    const { document } = DEFAULT_FUSION.weights;
+    const extra = document * rrf(1) * DEFAULT_FUSION.documentConfidence * (2 / 3);
+    // Document a leads b by two thirds: its best chunk (rowid 1) gains the extra, its second chunk (rowid 2) does not.
+    const fused = [{ rowid: 1, score: 0.04 }, { rowid: 3, score: 0.035 }, { rowid: 2, score: 0.03 }];
+    const ranked = withDocumentRanking(fused, [{ document_id: 'a', score: 9 }, { document_id: 'b', score: 3 }], documentOf, DEFAULT_FUSION);
+    expect(ranked).toEqual([{ rowid: 1, score: 0.04 + document * rrf(1) + extra }, { rowid: 3, score: 0.035 + document * rrf(2) }, { rowid: 2, score: 0.03 + document * rrf(1) }]);
+    // A leading document with no candidate chunk: its own place gains it.
+    const placed = withDocumentRanking([{ rowid: 3, score: 0.01 }], [{ document_id: 'c', score: 9 }, { document_id: 'b', score: 3 }], documentOf, DEFAULT_FUSION);
+    expect(placed).toEqual([{ document: 'c', score: document * rrf(1) + extra }, { rowid: 3, score: 0.01 + document * rrf(2) }]);
+    // Two documents alike: no lead, nothing more than their places.
+    const even = withDocumentRanking(fused, [{ document_id: 'a', score: 4 }, { document_id: 'b', score: 4 }], documentOf, DEFAULT_FUSION);
+    expect(even[0]).toEqual({ rowid: 1, score: 0.04 + document * rrf(1) });
   });
 
   it('adds nothing with weight 0 but the places of unmatched documents, which then rank last', () => {

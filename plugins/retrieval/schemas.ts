@@ -47,6 +47,7 @@ export const RetrievalSettingsSchema = Type.Object(
     score: StringEnum(['rrf', 'weighted', 'bm25', 'cosine'] as const),
     rrf_k: Type.Optional(Type.Integer()),
     weights: Weights,
+    document_confidence: Type.Number({ description: "The whole-document ranking's first document: its place (best chunk) gains weights.document / (rrf_k + 1) × document_confidence × its lead over the second (bm25, (s1 − s2) / s1) besides its place's gain; 0 when that ranking did not run" }),
     candidates: Type.Object({ vector: Type.Integer(), keyword: Type.Integer(), documents: Type.Integer({ description: 'Whole documents ranked by bm25 over all their text' }) }, { description: 'Candidates per side before fusion' }),
     near_duplicate_jaccard: Type.Number(),
     per_document: Type.Integer({ description: 'Chunks of one document among the first results at most, before other documents\' (0: no cap)' }),

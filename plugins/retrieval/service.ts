@@ -79,6 +79,8 @@ export interface RetrievalSettings {
   rrf_k?: number;
   /** document: the whole-document keyword ranking's weight (0 when it did not run: not hybrid, a metadata filter, only common words). */
   weights: { vector: number; keyword: number; document: number };
+  /** The whole-document ranking's first document's place gains weights.document / (rrf_k + 1) × this × its lead (0 when that ranking did not run). */
+  document_confidence: number;
   /** documents: whole documents ranked for the fusion. */
   candidates: { vector: number; keyword: number; documents: number };
   near_duplicate_jaccard: number;
@@ -206,6 +208,7 @@ export class RetrievalService {
       score: hybrid ? fusion.method : modeUsed === 'vector' ? 'cosine' : 'bm25',
       ...(hybrid && fusion.method === 'rrf' ? { rrf_k: fusion.rrfK } : {}),
       weights: hybrid ? { ...fusion.weights, document: documents === null ? 0 : fusion.weights.document } : { vector: modeUsed === 'vector' ? 1 : 0, keyword: modeUsed === 'keyword' ? 1 : 0, document: 0 },
+      document_confidence: hybrid && documents !== null ? fusion.documentConfidence : 0,
       candidates: { vector: modeUsed === 'keyword' ? 0 : n, keyword: modeUsed === 'vector' ? 0 : n, documents: documents ?? 0 },
       near_duplicate_jaccard: NEAR_DUPLICATE_JACCARD,
       per_document: perDocument,

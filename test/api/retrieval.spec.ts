@@ -204,10 +204,17 @@ describe('POST /api/search', () => {
       const { results, retrieval_settings } = res.json();
       expect(retrieval_settings).toMatchObject({ mode_used: 'hybrid', fusion: 'rrf', rrf_k: 30, weights: { vector: 3, keyword: 1, document: 3 }, candidates: { vector: 20, keyword: 20 } });
       const rrf = (list: string[], id: string) => (list.includes(id) ? 1 / (30 + list.indexOf(id) + 1) : 0);
-      // Beyond the chunk lists, the whole-document ranking adds 3 / (30 + the document's rank): alike for each chunk of a document.
+      expect(retrieval_settings.document_confidence).toBe(2);
+      // Beyond the chunk lists, the whole-document ranking adds 3 / (30 + the document's rank): alike for each chunk of a
+      // document, but for the first document's best chunk, which gains more by its document's lead (document_confidence).
       const gainOf = new Map<string, number>();
+      let lifted = 0;
       for (const r of results) {
         const gain = r.score - (3 * rrf(vector, r.chunk_id) + rrf(keyword, r.chunk_id));
+        if (gain > 3 / 31 + 1e-9) {
+          lifted++;
+          continue;
+        }
         if (Math.abs(gain) > 1e-12) {
           const rank = 3 / gain - 30;
           expect(Math.abs(rank - Math.round(rank))).toBeLessThan(1e-6);
@@ -216,6 +223,7 @@ describe('POST /api/search', () => {
         expect(gainOf.get(r.document_id) ?? gain).toBeCloseTo(gain, 10);
         gainOf.set(r.document_id, gain);
       }
+      expect(lifted).toBeLessThanOrEqual(1);
       expect([...gainOf.values()].some((gain) => gain > 0)).toBe(true);
       expect(keyword.length).toBeLessThan(5); // three chunks have either word: the rest come from the vector side
       expect(results).toHaveLength(5);
