@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { packageFile } from '../../core/package-files.js';
 import type { EmbeddingManifest } from '../model-files/index.js';
 import { installModel } from './install.js';
@@ -31,7 +32,7 @@ export function installShippedEmbedder(options: { modelDir: string; activate?: b
     modelDir: options.modelDir,
     id,
     format: 'model2vec',
-    files: { model: `${folder}/model.safetensors`, tokenizer: `${folder}/tokenizer.json`, config: `${folder}/config.json` },
+    files: { model: path.join(folder, 'model.safetensors'), tokenizer: path.join(folder, 'tokenizer.json'), config: path.join(folder, 'config.json') },
     source: `shipped:${id}`,
     name,
     licence,

@@ -127,10 +127,10 @@ export function capPerDocument<T>(items: T[], documentOf: (item: T) => string, p
   return [...first, ...later];
 }
 
-/** A chunk's reciprocal ranks in the two chunk lists, summed at equal weights: how well it answers as a passage. */
+/** A chunk's reciprocal ranks in the two chunk lists, summed at equal weights (fuse at vector 1, keyword 1): how well it answers as a passage. */
 export function passageScore(vector: Scored[], keyword: Scored[], rrfK: number): (item: Scored) => number {
-  const score = new Map<number, number>();
-  for (const list of [vector, keyword]) list.forEach((item, index) => score.set(item.rowid, (score.get(item.rowid) ?? 0) + 1 / (rrfK + index + 1)));
+  const equal: FusionSettings = { ...DEFAULT_FUSION, method: 'rrf', rrfK, weights: { ...DEFAULT_FUSION.weights, vector: 1, keyword: 1 } };
+  const score = new Map(fuse(vector, keyword, equal).map((item) => [item.rowid, item.score]));
   return (item) => score.get(item.rowid) ?? 0;
 }
 

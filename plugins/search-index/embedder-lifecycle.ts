@@ -55,6 +55,8 @@ export class EmbedderLifecycle {
   /** off, building and failed are states of their own; otherwise the model in force says installed or not_needed. */
   private phase: { state: 'off' | 'building' | 'failed'; detail: string } | null;
   private buildPending = false;
+  /** What failed when phase is failed (its detail adds the reason). */
+  private failedStep = '';
   private syncing: Promise<void> = Promise.resolve();
   private watch: NodeJS.Timeout | undefined;
   private build: BackgroundBuild | null = null;
@@ -84,17 +86,16 @@ export class EmbedderLifecycle {
   async load(): Promise<void> {
     const { log } = this.options;
     try {
-      const embedder = await this.loadModel();
+      const { defaultEmbedder } = this.options;
+      const embedder = (await this.loadModel()) ?? (defaultEmbedder === 'shipped' ? await this.installShipped() : null);
       if (embedder) {
         await this.admin.open(embedder, (modelId) => this.previous(modelId));
         if (this.activeEmbedding.embedder()?.modelId !== embedder.modelId) this.towards = embedder.modelId;
-      } else if (this.options.defaultEmbedder === 'shipped') {
-        await this.installShipped();
-      } else if (this.options.defaultEmbedder === 'build') {
+      } else if (defaultEmbedder === 'build') {
         this.buildPending = true;
         this.phase = { state: 'building', detail: 'queued: starts once the service is ready' };
         log.info('no embedding model installed in MODEL_DIR: building Hearth\'s default embedder in the background (HEARTH_DEFAULT_EMBEDDER=off disables it); search runs on keywords meanwhile');
-      } else log.warn('no embedding model installed in MODEL_DIR: search runs on keywords only (npm run models -- pull, or import)');
+      } else if (defaultEmbedder === 'off') log.warn('no embedding model installed in MODEL_DIR: search runs on keywords only (npm run models -- pull, or import)');
     } catch (error) {
       this.problem = error instanceof Error ? error.message : String(error);
       log.error({ err: error }, 'the embedding model could not be loaded: search runs on keywords only');
@@ -150,7 +151,7 @@ export class EmbedderLifecycle {
     }
     if (status.state === 'building') return { status: 'not_installed', detail: `building Hearth's default embedder in the background (${status.detail}): search runs on keywords meanwhile` };
     // The reason (a path, a checksum) is for /api/model-info's signed-in readers, not for the open health check.
-    if (status.state === 'failed') return { status: 'error', detail: `${status.detail.replace(/ \(.*$/s, '')}: search runs on keywords only` };
+    if (status.state === 'failed') return { status: 'error', detail: `${this.failedStep}: search runs on keywords only` };
     return this.problem ? { status: 'error', detail: 'the embedding model could not be loaded: search runs on keywords only' } : { status: 'not_installed', detail: 'no embedding model installed: search runs on keywords only' };
   }
 
@@ -202,22 +203,27 @@ export class EmbedderLifecycle {
 
   /**
    * First start with HEARTH_DEFAULT_EMBEDDER=shipped: the shipped files are copied into MODEL_DIR (checked against
-   * their pins, well under a second) and put in force before the service takes requests. A copy that fails
-   * leaves the service on keywords, with the reason in /api/health and /api/model-info.
+   * their pins, well under a second) and loaded, for load() to put in force before the service takes requests. A
+   * copy that fails leaves the service on keywords (null), with the reason in /api/health and /api/model-info.
    */
-  private async installShipped(): Promise<void> {
-    const { modelDir, log } = this.options;
+  private async installShipped(): Promise<Embedder | null> {
     try {
-      const manifest = await installShippedEmbedder({ modelDir });
+      const manifest = await installShippedEmbedder({ modelDir: this.options.modelDir });
       const embedder = await this.loadModel(manifest.id);
       if (!embedder) throw new Error(`${manifest.id} was installed but does not load`);
-      await this.admin.open(embedder, (modelId) => this.previous(modelId));
-      log.info({ model: embedder.modelId }, 'no embedding model installed in MODEL_DIR: installed the embedder shipped with Hearth (potion-base-4M-int8, MIT) and put it in force: search is hybrid (HEARTH_DEFAULT_EMBEDDER=off keeps keywords only)');
+      this.options.log.info({ model: embedder.modelId }, 'no embedding model installed in MODEL_DIR: installed the embedder shipped with Hearth (potion-base-4M-int8, MIT); it goes in force now: search is hybrid (HEARTH_DEFAULT_EMBEDDER=off keeps keywords only)');
+      return embedder;
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      this.phase = { state: 'failed', detail: `installing the embedder shipped with Hearth failed (${message})` };
-      log.error({ err: error }, 'installing the embedder shipped with Hearth failed: search runs on keywords only');
+      this.fail('installing the embedder shipped with Hearth failed', error);
+      return null;
     }
+  }
+
+  /** A default embedder that could not be put in force: the step for the open health check, the reason too for model-info. */
+  private fail(step: string, error: unknown): void {
+    this.failedStep = step;
+    this.phase = { state: 'failed', detail: `${step} (${error instanceof Error ? error.message : String(error)})` };
+    this.options.log.error({ err: error }, `${step}: search runs on keywords only`);
   }
 
   private startDefaultBuild(): void {
@@ -239,9 +245,7 @@ export class EmbedderLifecycle {
         log.info({ model: embedder.modelId, seconds: Math.round((Date.now() - started) / 1000) }, 'default embedder installed and in force: search is hybrid; embedding pending chunks in the background');
       })
       .catch((error: Error) => {
-        if (this.closing) return;
-        this.phase = { state: 'failed', detail: `building the default embedder failed (${error.message})` };
-        log.error({ err: error }, 'building the default embedder failed: search runs on keywords only');
+        if (!this.closing) this.fail('building the default embedder failed', error);
       });
   }
 }

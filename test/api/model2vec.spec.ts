@@ -4,7 +4,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadEmbedder, type Embedder } from '../../native/embeddings/index.js';
 import { modelFolder, readManifest } from '../../native/model-files/index.js';
-import { main as modelsCli } from '../../appliance/cli/models.js';
+import { runModelsCli } from '../fixtures/models-cli.js';
 import { POTION_BASE_4M_DIR } from '../fixtures/models.js';
 import { multipartBody } from '../fixtures/multipart.js';
 import { scratchFolders, startApp, type TestApp } from '../helpers.js';
@@ -16,21 +16,6 @@ const silent = { info: () => {}, warn: () => {} };
 const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => Array.from(a).reduce((s, v, i) => s + v * b[i], 0);
 
 const tmp = scratchFolders('hearth-model2vec-');
-
-/** The CLI as `npm run models` runs it, with MODEL_DIR set. */
-async function models(modelDir: string, args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const previous = process.env.MODEL_DIR;
-  process.env.MODEL_DIR = modelDir;
-  try {
-    const code = await modelsCli(args, (l) => out.push(l), (l) => err.push(l));
-    return { code, out, err };
-  } finally {
-    if (previous === undefined) delete process.env.MODEL_DIR;
-    else process.env.MODEL_DIR = previous;
-  }
-}
 
 /**
  * What Model2Vec computes, written out here from the file format, without Hearth's reader: the safetensors
@@ -59,8 +44,8 @@ describe('Model2Vec static models (potion-base-4M-int8)', () => {
 
   beforeAll(async () => {
     modelDir = await tmp();
-    const imported = await models(modelDir, ['import', POTION_BASE_4M_DIR]);
-    expect(imported.code, imported.err.join('\n')).toBe(0);
+    const imported = await runModelsCli(modelDir, ['import', POTION_BASE_4M_DIR]);
+    expect(imported.code, imported.err).toBe(0);
     embedder = (await loadEmbedder({ modelDir, device: 'cpu', log: silent }))!;
   });
   afterAll(() => embedder?.close());
@@ -70,7 +55,7 @@ describe('Model2Vec static models (potion-base-4M-int8)', () => {
     expect(manifest).toMatchObject({ id: POTION_ID, format: 'model2vec', dimension: 128, max_tokens: 512, files: { model: 'model.safetensors', tokenizer: 'tokenizer.json' } });
     expect(manifest.sha256['model.safetensors']).toBe(POTION_TABLE_SHA256);
     expect(manifest.sha256['config.json']).toMatch(/^[0-9a-f]{64}$/);
-    expect((await models(modelDir, ['list'])).out.join('\n')).toMatch(/^\* potion-base-4M-int8 {2}128d {2}max 512 tokens/m);
+    expect((await runModelsCli(modelDir, ['list'])).out).toMatch(/^\* potion-base-4M-int8 {2}128d {2}max 512 tokens/m);
   });
 
   it('runs in the embedder thread and gives the mean of the token rows, normalised', async () => {
@@ -100,10 +85,10 @@ describe('Model2Vec static models (potion-base-4M-int8)', () => {
     const table = await readFile(path.join(broken, 'model.safetensors'));
     await writeFile(path.join(broken, 'model.safetensors'), table.subarray(0, table.length - 1000));
     const target = await tmp();
-    const result = await models(target, ['import', broken, '--id', 'truncated']);
+    const result = await runModelsCli(target, ['import', broken, '--id', 'truncated']);
     expect(result.code).toBe(1);
-    expect(result.err.join('\n')).toMatch(/byte range .* does not hold \[29528, 128\] I8/);
-    expect((await models(target, ['list'])).out.join('\n')).toMatch(/no embedding model installed/);
+    expect(result.err).toMatch(/byte range .* does not hold \[29528, 128\] I8/);
+    expect((await runModelsCli(target, ['list'])).out).toMatch(/no embedding model installed/);
   });
 
   describe('through the service', () => {

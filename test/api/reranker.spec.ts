@@ -2,26 +2,12 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { modelFolder, readManifest } from '../../native/model-files/index.js';
-import { main as modelsCli } from '../../appliance/cli/models.js';
+import { runModelsCli } from '../fixtures/models-cli.js';
 import { multipartBody } from '../fixtures/multipart.js';
 import { buildTinyCrossEncoder } from '../fixtures/tiny-cross-encoder.js';
 import { scratchFolders, startApp, type TestApp } from '../helpers.js';
 
 const tmp = scratchFolders('hearth-reranker-');
-
-async function models(modelDir: string, args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const previous = process.env.MODEL_DIR;
-  process.env.MODEL_DIR = modelDir;
-  try {
-    const code = await modelsCli(args, (l) => out.push(l), (l) => err.push(l));
-    return { code, out: out.join('\n'), err: err.join('\n') };
-  } finally {
-    if (previous === undefined) delete process.env.MODEL_DIR;
-    else process.env.MODEL_DIR = previous;
-  }
-}
 
 /** Keyword ranking puts the lighthouse manual first; only the second document mentions zebras. */
 const DOCS = {
@@ -60,7 +46,7 @@ describe('the optional reranker stage', () => {
   beforeAll(async () => {
     modelDir = await tmp();
     const source = await buildTinyCrossEncoder(await tmp(), ['zebra']);
-    const imported = await models(modelDir, ['import-reranker', source, '--id', 'tiny-cross-encoder']);
+    const imported = await runModelsCli(modelDir, ['import-reranker', source, '--id', 'tiny-cross-encoder']);
     expect(imported.code, imported.err).toBe(0);
     expect(imported.out).toMatch(/imported reranker tiny-cross-encoder {2}max 512 tokens .*\(active\)/);
   });
@@ -70,7 +56,7 @@ describe('the optional reranker stage', () => {
     expect(manifest).toMatchObject({ kind: 'reranker', max_tokens: 512, files: { model: 'model.onnx', tokenizer: 'tokenizer.json', tokenizer_config: 'tokenizer_config.json' } });
     expect(manifest.sha256['model.onnx']).toMatch(/^[0-9a-f]{64}$/);
     expect(await readFile(path.join(modelDir, 'rerankers', 'ACTIVE'), 'utf8')).toMatch(/tiny-cross-encoder/);
-    expect((await models(modelDir, ['list'])).out).toMatch(/^\* reranker tiny-cross-encoder {2}max 512 tokens/m);
+    expect((await runModelsCli(modelDir, ['list'])).out).toMatch(/^\* reranker tiny-cross-encoder {2}max 512 tokens/m);
   });
 
   it('is off when none is installed: fused order, rerank null', async () => {
@@ -118,7 +104,7 @@ describe('the optional reranker stage', () => {
   it('a tampered reranker is refused at start with a warning, and search runs without it', async () => {
     const broken = await tmp();
     const source = await buildTinyCrossEncoder(await tmp(), ['zebra']);
-    expect((await models(broken, ['import-reranker', source, '--id', 'tampered'])).code).toBe(0);
+    expect((await runModelsCli(broken, ['import-reranker', source, '--id', 'tampered'])).code).toBe(0);
     await writeFile(path.join(broken, 'rerankers', 'tampered', 'model.onnx'), 'not a model');
     const app = await appWith({ MODEL_DIR: broken });
     t = app.t;

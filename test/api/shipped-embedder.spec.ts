@@ -7,12 +7,12 @@
 import { cp, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main as modelsCli } from '../../appliance/cli/models.js';
 import { SHIPPED_EMBEDDER, installShippedEmbedder, loadEmbedder, shippedEmbedderFolder } from '../../native/embeddings/index.js';
 import { FUSION_CANDIDATES, runRetrievalHarness } from '../../bench/retrieval-harness.js';
 import { DEFAULT_FUSION } from '../../plugins/retrieval/fusion.js';
 import { modelFolder, readActiveModelId, readManifest, sha256File } from '../../native/model-files/index.js';
 import { loadConfig } from '../../core/config.js';
+import { runModelsCli } from '../fixtures/models-cli.js';
 import { installTinyEmbeddingModel } from '../fixtures/tiny-embedding-model.js';
 import { multipartBody } from '../fixtures/multipart.js';
 import { scratchFolders, startApp, type TestApp } from '../helpers.js';
@@ -181,17 +181,9 @@ describe('the embedder shipped with Hearth', () => {
   it('`hearth models install-default` puts it back in force on a box that runs another model', async () => {
     const modelDir = await tmp();
     await installTinyEmbeddingModel(modelDir);
-    const out: string[] = [];
-    const err: string[] = [];
-    const previous = process.env.MODEL_DIR;
-    process.env.MODEL_DIR = modelDir;
-    try {
-      expect(await modelsCli(['install-default'], (l) => out.push(l), (l) => err.push(l)), err.join('\n')).toBe(0);
-    } finally {
-      if (previous === undefined) delete process.env.MODEL_DIR;
-      else process.env.MODEL_DIR = previous;
-    }
-    expect(out.join('\n')).toMatch(/^installed potion-base-4M-int8 {2}128d .*\(active\)$/m);
+    const { code, out, err } = await runModelsCli(modelDir, ['install-default']);
+    expect(code, err).toBe(0);
+    expect(out).toMatch(/^installed potion-base-4M-int8 {2}128d .*\(active\)$/m);
     expect(await readActiveModelId(modelDir, 'embedding')).toBe(SHIPPED_EMBEDDER.id);
   });
 });
