@@ -1,10 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { afterAll } from 'vitest';
 import { buildApp } from '../core/app.js';
 import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD, loadConfig } from '../core/config.js';
 import type { Database } from '../core/db/schema.js';
@@ -93,15 +91,4 @@ export async function startApp(env: Record<string, string> = {}, dataDir?: strin
 /** Counts rows of a table straight from the database, to prove a rejected request changed nothing. */
 export async function snapshot(app: FastifyInstance, table: keyof Database): Promise<unknown[]> {
   return app.db.selectFrom(table).selectAll().execute();
-}
-
-/** Temporary folders for one spec file, all removed after its tests: `const tmp = scratchFolders('hearth-embed-')`, then `await tmp()`. */
-export function scratchFolders(prefix: string): () => Promise<string> {
-  const made: string[] = [];
-  afterAll(() => Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true }))));
-  return async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
-    made.push(dir);
-    return dir;
-  };
 }

@@ -12,7 +12,7 @@ import { EMBEDDING_PRESETS, modelsRoot, readManifest, sha256File, type Embedding
 import { main as modelsCli } from '../../appliance/cli/models.js';
 import { POTION_BASE_4M_DIR } from '../fixtures/models.js';
 import { buildTinyEmbeddingModel, installTinyEmbeddingModel, TINY_MODEL_ID, TOKENIZER_DIR } from '../fixtures/tiny-embedding-model.js';
-import { scratchFolders } from '../helpers.js';
+import { scratchFolders } from '../fixtures/scratch-folders.js';
 
 const run = promisify(execFile);
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, v, i) => s + v * b[i], 0);

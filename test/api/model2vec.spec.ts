@@ -7,7 +7,8 @@ import { modelFolder, readManifest } from '../../native/model-files/index.js';
 import { runModelsCli } from '../fixtures/models-cli.js';
 import { POTION_BASE_4M_DIR } from '../fixtures/models.js';
 import { multipartBody } from '../fixtures/multipart.js';
-import { scratchFolders, startApp, type TestApp } from '../helpers.js';
+import { scratchFolders } from '../fixtures/scratch-folders.js';
+import { startApp, type TestApp } from '../helpers.js';
 
 const POTION_ID = 'potion-base-4M-int8';
 /** From native/embeddings/default-model/potion-base-4M-int8/README.md. */

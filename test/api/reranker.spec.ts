@@ -5,7 +5,8 @@ import { modelFolder, readManifest } from '../../native/model-files/index.js';
 import { runModelsCli } from '../fixtures/models-cli.js';
 import { multipartBody } from '../fixtures/multipart.js';
 import { buildTinyCrossEncoder } from '../fixtures/tiny-cross-encoder.js';
-import { scratchFolders, startApp, type TestApp } from '../helpers.js';
+import { scratchFolders } from '../fixtures/scratch-folders.js';
+import { startApp, type TestApp } from '../helpers.js';
 
 const tmp = scratchFolders('hearth-reranker-');
 

@@ -15,7 +15,8 @@ import { loadConfig } from '../../core/config.js';
 import { runModelsCli } from '../fixtures/models-cli.js';
 import { installTinyEmbeddingModel } from '../fixtures/tiny-embedding-model.js';
 import { multipartBody } from '../fixtures/multipart.js';
-import { scratchFolders, startApp, type TestApp } from '../helpers.js';
+import { scratchFolders } from '../fixtures/scratch-folders.js';
+import { startApp, type TestApp } from '../helpers.js';
 
 const tmp = scratchFolders('hearth-shipped-');
 
