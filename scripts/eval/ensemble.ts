@@ -21,21 +21,16 @@ import { openVectorIndex } from '../../native/vector-index/index.js';
 import { CHAT_FUSION_WEIGHTS, DEFAULT_FUSION } from '../../plugins/retrieval/fusion.js';
 import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.js';
 import { RetrievalService, type SearchMode } from '../../plugins/retrieval/service.js';
-import { evalWork, indexedChunks, openEvalDatabase } from './eval-index.js';
-import { containsSpan, type QuestionScore, SUMMARY_HEADER, summaryRow, table } from './metrics.js';
+import { evalWork, indexedChunks, openEvalDatabase, searchScores, unitVector } from './eval-index.js';
+import { containsSpan, printSummary, summaryRow, table } from './metrics.js';
 
 const PAGE = 256;
-
-function normalised(vector: Float32Array): Float32Array {
-  const norm = Math.hypot(...vector) || 1;
-  return vector.map((x) => x / norm);
-}
 
 /** The two vectors joined, the second weighing `share` of the cosine. */
 function joined(a: Float32Array, b: Float32Array, share: number): Float32Array {
   const out = new Float32Array(a.length + b.length);
-  out.set(normalised(a).map((x) => x * Math.sqrt(1 - share)), 0);
-  out.set(normalised(b).map((x) => x * Math.sqrt(share)), a.length);
+  out.set(unitVector(a).map((x) => x * Math.sqrt(1 - share)), 0);
+  out.set(unitVector(b).map((x) => x * Math.sqrt(share)), a.length);
   return out;
 }
 
@@ -81,9 +76,7 @@ async function main(): Promise<void> {
       const sources = { embedder: () => embedder, vectors: () => vectors };
       for (const mode of ['vector', 'hybrid'] as SearchMode[]) {
         const service = new RetrievalService(new RetrievalRepository(db), sources, { ...DEFAULT_FUSION, perDocument: 1 });
-        const scores: QuestionScore[] = [];
-        for (const question of questions) scores.push(score(question, (await service.search({ query: question.question, k: 10, mode, groups: ['everyone'] })).results));
-        rows.push([`${mode}, share ${share}`, ...summaryRow(scores)]);
+        rows.push([`${mode}, share ${share}`, ...summaryRow(await searchScores(service, questions, mode, score))]);
       }
       if (process.env.HEARTH_ENSEMBLE_CHAT === '1') {
         // The chat's retrieval: the fusion's own settings (no per-document cap).
@@ -100,8 +93,7 @@ async function main(): Promise<void> {
         chats.push([`share ${share}`, (quoted / questions.length).toFixed(3), (held / questions.length).toFixed(3)]);
       }
     }
-    console.log(`${set}: ${questions.length} questions`);
-    console.log(table(['variant', ...SUMMARY_HEADER], rows));
+    printSummary(set, questions.length, rows);
     if (chats.length) console.log(table(['chat', 'answer quotes span', 'sources hold span'], chats));
   } finally {
     await rm(folder, { recursive: true, force: true });

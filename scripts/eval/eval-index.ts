@@ -10,6 +10,7 @@ import { openVectorIndex, type VectorIndex } from '../../native/vector-index/ind
 import { ChunksRepository } from '../../plugins/search-index/chunks-repository.js';
 import { type EvalQuestion, readQuestions, rightDocuments } from './questions.js';
 import { type QuestionScore, scoreRanking } from './metrics.js';
+import type { RetrievalService, SearchMode } from '../../plugins/retrieval/service.js';
 
 export interface EvalWork {
   work: string;
@@ -65,4 +66,19 @@ export async function indexedChunks(db: Db): Promise<{ chunks: Array<{ rowid: nu
     after = page[page.length - 1].rowid;
   }
   return { chunks, keys: await repository.keysOf(chunks.map((c) => c.rowid)) };
+}
+
+/** Each question's figures for the service's first `k` results in `mode` (everyone's groups: the evaluation indexes everything for everyone). */
+export async function searchScores(service: RetrievalService, questions: EvalQuestion[], mode: SearchMode, score: EvalDatabase['score'], k = 10): Promise<QuestionScore[]> {
+  const scores: QuestionScore[] = [];
+  for (const question of questions) scores.push(score(question, (await service.search({ query: question.question, k, mode, groups: ['everyone'] })).results));
+  return scores;
+}
+
+/** The vector scaled to length 1 (a zero vector stays zero). */
+export function unitVector(vector: Float32Array): Float32Array {
+  let sum = 0;
+  for (const x of vector) sum += x * x;
+  const norm = Math.sqrt(sum) || 1;
+  return vector.map((x) => x / norm);
 }

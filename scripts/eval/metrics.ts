@@ -64,3 +64,9 @@ export function summaryRow(scores: QuestionScore[]): number[] {
 }
 
 export const SUMMARY_HEADER = ['recall@5', 'same', 'paraphr.', 'MRR@10', 'nDCG@10'];
+
+/** Prints the experiments' summary: the half and its size, then a row of SUMMARY_HEADER's columns per variant. */
+export function printSummary(set: string, questions: number, rows: Array<Array<string | number>>): void {
+  console.log(`${set}: ${questions} questions`);
+  console.log(table(['variant', ...SUMMARY_HEADER], rows));
+}

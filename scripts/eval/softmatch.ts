@@ -12,19 +12,12 @@ import { DEFAULT_FUSION } from '../../plugins/retrieval/fusion.js';
 import { candidateTerms, queryWords } from '../../plugins/retrieval/keyword-query.js';
 import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.js';
 import { RetrievalService } from '../../plugins/retrieval/service.js';
-import { evalWork, openEvalDatabase, openEvalVectors } from './eval-index.js';
+import { evalWork, openEvalDatabase, openEvalVectors, unitVector } from './eval-index.js';
 import { rightDocuments } from './questions.js';
 import { type QuestionScore, SUMMARY_HEADER, scoreRanking, summaryRow, table } from './metrics.js';
 
 const PAGE = 1024;
 const RRF_K = 30;
-
-function normalise(vector: Float32Array): Float32Array {
-  let sum = 0;
-  for (const x of vector) sum += x * x;
-  const norm = Math.sqrt(sum) || 1;
-  return vector.map((x) => x / norm);
-}
 
 async function main(): Promise<void> {
   const { work, set, questions } = await evalWork();
@@ -48,7 +41,7 @@ async function main(): Promise<void> {
   const vocabulary = [...frequency.keys()];
   const started = performance.now();
   const vectorOf = new Map<string, Float32Array>();
-  for (let i = 0; i < vocabulary.length; i += PAGE) (await embedder.embed(vocabulary.slice(i, i + PAGE))).forEach((v, j) => vectorOf.set(vocabulary[i + j], normalise(v)));
+  for (let i = 0; i < vocabulary.length; i += PAGE) (await embedder.embed(vocabulary.slice(i, i + PAGE))).forEach((v, j) => vectorOf.set(vocabulary[i + j], unitVector(v)));
   console.log(`${chunks.length} chunks, ${vocabulary.length} words embedded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const idf = (word: string) => Math.log(1 + chunks.length / (frequency.get(word) ?? 1));
   const cos = (a: Float32Array, b: Float32Array) => {
@@ -73,7 +66,7 @@ async function main(): Promise<void> {
       const terms: Array<{ word: string; vector: Float32Array; weight: number }> = [];
       for (const word of candidateTerms(question.question)) {
         let vector = vectorOf.get(word);
-        if (!vector) vectorOf.set(word, (vector = normalise((await embedder.embed([word]))[0])));
+        if (!vector) vectorOf.set(word, (vector = unitVector((await embedder.embed([word]))[0])));
         terms.push({ word, vector, weight: idf(word) });
       }
       const total = terms.reduce((sum, term) => sum + term.weight, 0) || 1;

@@ -7,8 +7,8 @@
 import { DEFAULT_FUSION, type FusionSettings } from '../../plugins/retrieval/fusion.js';
 import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.js';
 import { RetrievalService, type SearchMode } from '../../plugins/retrieval/service.js';
-import { evalWork, openEvalDatabase, openEvalVectors } from './eval-index.js';
-import { type QuestionScore, SUMMARY_HEADER, summaryRow, table } from './metrics.js';
+import { evalWork, openEvalDatabase, openEvalVectors, searchScores } from './eval-index.js';
+import { printSummary, summaryRow } from './metrics.js';
 
 interface Variant {
   label: string;
@@ -54,15 +54,9 @@ async function main(): Promise<void> {
   try {
     for (const variant of VARIANTS.filter((v) => !only || only.includes(v.label))) {
       const service = new RetrievalService(new RetrievalRepository(db), sources, { ...DEFAULT_FUSION, ...variant.fusion });
-      const scores: QuestionScore[] = [];
-      for (const question of questions) {
-        const { results } = await service.search({ query: question.question, k, mode: variant.mode, groups: ['everyone'] });
-        scores.push(score(question, results));
-      }
-      rows.push([variant.label, ...summaryRow(scores)]);
+      rows.push([variant.label, ...summaryRow(await searchScores(service, questions, variant.mode, score, k))]);
     }
-    console.log(`${set}: ${questions.length} questions`);
-    console.log(table(['variant', ...SUMMARY_HEADER], rows));
+    printSummary(set, questions.length, rows);
   } finally {
     await embedder.close();
     await db.destroy();

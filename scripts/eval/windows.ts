@@ -13,17 +13,10 @@ import type { VectorIndex } from '../../native/vector-index/index.js';
 import { DEFAULT_FUSION } from '../../plugins/retrieval/fusion.js';
 import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.js';
 import { RetrievalService, type SearchMode } from '../../plugins/retrieval/service.js';
-import { evalWork, indexedChunks, openEvalDatabase } from './eval-index.js';
-import { type QuestionScore, SUMMARY_HEADER, summaryRow, table } from './metrics.js';
+import { evalWork, indexedChunks, openEvalDatabase, searchScores, unitVector } from './eval-index.js';
+import { printSummary, summaryRow } from './metrics.js';
 
 const PAGE = 512;
-
-function normalise(vector: Float32Array): Float32Array {
-  let sum = 0;
-  for (const x of vector) sum += x * x;
-  const norm = Math.sqrt(sum) || 1;
-  return vector.map((x) => x / norm);
-}
 
 function windowsOf(text: string, size: number): string[] {
   const words = text.split(/\s+/).filter(Boolean);
@@ -47,7 +40,7 @@ async function main(): Promise<void> {
   const dimension = embedder.dimension;
   const embedAll = async (texts: string[]) => {
     const out = new Float32Array(texts.length * dimension);
-    for (let i = 0; i < texts.length; i += PAGE) (await embedder.embed(texts.slice(i, i + PAGE))).forEach((v, j) => out.set(normalise(v), (i + j) * dimension));
+    for (let i = 0; i < texts.length; i += PAGE) (await embedder.embed(texts.slice(i, i + PAGE))).forEach((v, j) => out.set(unitVector(v), (i + j) * dimension));
     return out;
   };
   const chunkVectors = await embedAll(chunks.map((c) => c.text));
@@ -75,7 +68,7 @@ async function main(): Promise<void> {
     for (const [size, mix] of settings) {
       const windows = size > 0 ? await windowsFor(size) : null;
       const scoreChunks = (query: Float32Array) => {
-        const q = normalise(query);
+        const q = unitVector(query);
         const best = new Float32Array(chunks.length).fill(-2);
         if (windows) for (let w = 0; w < windows.owner.length; w++) best[windows.owner[w]] = Math.max(best[windows.owner[w]], dot(windows.vectors, w * dimension, q));
         return chunks.map((chunk, index) => ({ label: chunk.rowid, score: mix * dot(chunkVectors, index * dimension, q) + (windows ? (1 - mix) * best[index] : 0) }));
@@ -98,14 +91,11 @@ async function main(): Promise<void> {
       const sources = { embedder: () => embedder, vectors: () => vectors };
       for (const mode of modes) {
         const service = new RetrievalService(new RetrievalRepository(db), sources, { ...DEFAULT_FUSION, perDocument: 1 });
-        const scores: QuestionScore[] = [];
-        for (const question of questions) scores.push(score(question, (await service.search({ query: question.question, k: 10, mode, groups: ['everyone'] })).results));
-        rows.push([`${mode}, W ${size} mix ${mix}`, ...summaryRow(scores)]);
+        rows.push([`${mode}, W ${size} mix ${mix}`, ...summaryRow(await searchScores(service, questions, mode, score))]);
         console.log(rows.at(-1)!.map((cell) => (typeof cell === 'number' ? cell.toFixed(3) : cell)).join('  '));
       }
     }
-    console.log(`${set}: ${questions.length} questions`);
-    console.log(table(['variant', ...SUMMARY_HEADER], rows));
+    printSummary(set, questions.length, rows);
   } finally {
     await embedder.close();
     await db.destroy();
