@@ -121,6 +121,11 @@ export interface Config {
   modelWatchSeconds: number;
   /** The optional reranker stage (a cross-encoder in MODEL_DIR/rerankers): RERANK_TOP_N fused candidates at most, within RERANK_BUDGET_MS (0: off). */
   rerank: { topN: number; budgetMs: number };
+  /**
+   * SEARCH_SOFT_MATCH_CHUNKS: chunks of the first candidate documents that soft term matching may score per hybrid
+   * search (0, the default: off). It finds more paraphrases at a cost of tens of ms a search (docs/retrieval-quality.md).
+   */
+  softMatch: { chunks: number };
 
   email: {
     provider: 'console' | 'smtp';
@@ -452,6 +457,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     defaultEmbedderDimension: int(env, 'HEARTH_DEFAULT_EMBEDDER_DIMENSION', 256, 8, 1024),
     modelWatchSeconds: int(env, 'MODEL_WATCH_SECONDS', 10, 0, 3600),
     rerank: { topN: int(env, 'RERANK_TOP_N', 20, 1, 100), budgetMs: int(env, 'RERANK_BUDGET_MS', 300, 0, 10_000) },
+    softMatch: { chunks: int(env, 'SEARCH_SOFT_MATCH_CHUNKS', 0, 0, 20_000) },
 
     email: {
       provider: emailProvider,

@@ -11,6 +11,12 @@ export interface Embedder {
   /** 'cpu' or 'cuda': where it actually runs. */
   readonly device: 'cpu' | 'cuda';
   /**
+   * Whether a text's vector is the mean of fixed token rows (Model2Vec, Hearth's WordNet table): a word's own vector
+   * then costs a table lookup and means the same wherever the word stands, so search may compare words one by one
+   * (plugins/retrieval/soft-match.ts). False for a transformer, whose words take their sense from their neighbours.
+   */
+  readonly tokenTable: boolean;
+  /**
    * Embeds texts; vectors are L2-normalised, so cosine similarity is a dot product. Callers pass what
    * they have: the embedder batches the texts (across calls) within its memory bounds (batching.ts).
    */

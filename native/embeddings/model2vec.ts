@@ -28,6 +28,7 @@ export interface Model2VecOptions {
  */
 export class Model2VecEmbedder implements Embedder {
   readonly device = 'cpu' as const;
+  readonly tokenTable = true;
   readonly maxTokens: number;
   readonly modelId: string;
 

@@ -90,6 +90,7 @@ export class OnnxEmbedder implements Embedder {
   readonly modelId: string;
   readonly maxTokens: number;
   readonly device: 'cpu' | 'cuda';
+  readonly tokenTable = false;
   private outputDimension = 0;
   private readonly normalize: boolean;
   private readonly batchSize: number;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FUSION, capPerDocument, documentLead, fuse, passageScore, passagesInPlace, withDocumentRanking } from './fusion.js';
+import { DEFAULT_FUSION, capPerDocument, documentLead, fuse, passageScore, passagesInPlace, withDocumentRanking, withSoftMatch } from './fusion.js';
 
 describe('fuse (default settings)', () => {
   it('weighs the vector list three times the keyword list of chunks: the first of the vector list wins over the first of the keyword list', () => {
@@ -103,3 +103,20 @@ describe('passagesInPlace (which passage of a document comes first)', () => {
     expect(passage({ rowid: 9, score: 0 })).toBe(0);
   });
 });
+
+describe('withSoftMatch (soft term matching as one more list)', () => {
+  it('a candidate its ranking puts first gains the most, ties keep their order', () => {
+    const settings = { ...DEFAULT_FUSION, weights: { ...DEFAULT_FUSION.weights, soft: 7 } };
+    const items = [
+      { rowid: 1, score: 0.2 },
+      { rowid: 2, score: 0.199 },
+      { rowid: 3, score: 0.198 },
+    ];
+    const soft = new Map([[3, 0.9], [1, 0.1], [2, 0.1]]);
+    const out = withSoftMatch(items, (item) => soft.get(item.rowid)!, settings);
+    expect(out.map((item) => item.rowid)).toEqual([3, 1, 2]);
+    expect(out[0].score).toBeCloseTo(0.198 + 7 / 31);
+    expect(out[1].score).toBeCloseTo(0.2 + 7 / 32);
+  });
+});
+

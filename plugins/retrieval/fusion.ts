@@ -6,8 +6,12 @@ export interface FusionSettings {
   /** rrf: Σ weight / (rrf_k + rank); weighted: Σ weight × score min-max normalised within its list. */
   method: FusionMethod;
   rrfK: number;
-  /** vector and keyword: the chunk lists; document: the whole-document keyword ranking, each chunk weighed by its document's place (hybrid only). */
-  weights: { vector: number; keyword: number; document: number };
+  /**
+   * vector and keyword: the chunk lists; document: the whole-document keyword ranking, each chunk weighed by its
+   * document's place; soft: the candidates ranked by their document's soft term match (soft-match.ts), when it runs.
+   * document and soft: hybrid only.
+   */
+  weights: { vector: number; keyword: number; document: number; soft: number };
   /** Chunks of one document among the first results at most, before other documents' chunks (0: no cap). */
   perDocument: number;
   /**
@@ -26,8 +30,9 @@ export interface FusionSettings {
  * list was the weaker one and weighed 1 (keyword 1, document 4; keyword 2 before the whole-document ranking).
  * documentConfidence 2 (session 20, dev halves, 0 / 1 / 2 / 4): the same recall@5, MRR@10 +0.022 and +0.029 on dev,
  * +0.014 and +0.008 on test; 4 lost a question of recall on one dev half.
+ * soft 7 (session 21, dev halves, 3 / 7 / 15 / 30): the soft term match's weight when SEARCH_SOFT_MATCH_CHUNKS turns it on.
  */
-export const DEFAULT_FUSION: FusionSettings = { method: 'rrf', rrfK: 30, weights: { vector: 3, keyword: 1, document: 3 }, perDocument: 0, documentConfidence: 2 };
+export const DEFAULT_FUSION: FusionSettings = { method: 'rrf', rrfK: 30, weights: { vector: 3, keyword: 1, document: 3, soft: 7 }, perDocument: 0, documentConfidence: 2 };
 
 /** How far the whole-document ranking's first document leads the second: (s1 − s2) / s1 of their bm25, 0 to 1. */
 export function documentLead(documents: Array<{ score: number }>): number {
@@ -40,7 +45,7 @@ export function documentLead(documents: Array<{ score: number }>): number {
  * question's own words is the one that quotes the answer. On the dev halves the search's weights above lost 8 and 5
  * answers that quote the span; these (the search's before session 20) kept them (docs/retrieval-quality.md).
  */
-export const CHAT_FUSION_WEIGHTS: FusionSettings['weights'] = { vector: 1, keyword: 1, document: 4 };
+export const CHAT_FUSION_WEIGHTS: FusionSettings['weights'] = { vector: 1, keyword: 1, document: 4, soft: 7 };
 
 export interface Scored {
   rowid: number;
@@ -84,6 +89,16 @@ export function withDocumentRanking(fused: Scored[], documents: Array<{ document
     place!.score += gain.get(leader)! * lead;
   }
   return [...lifted, ...places].sort(byScoreChunksFirst);
+}
+
+/**
+ * Adds the soft term match (soft-match.ts) as one more list: the items ranked by `soft` (a tie keeps their order),
+ * each gaining weights.soft × its contribution there. Best first.
+ */
+export function withSoftMatch(items: Scored[], soft: (item: Scored) => number, settings: FusionSettings): Scored[] {
+  const list = items.map((item, index) => ({ item, index, score: soft(item) })).sort((a, b) => b.score - a.score || a.index - b.index);
+  const contribution = contributionIn(list, settings);
+  return list.map((entry, rank) => ({ rowid: entry.item.rowid, score: entry.item.score + settings.weights.soft * contribution(entry, rank) })).sort(byScore);
 }
 
 /** Best first; on a tie a chunk before a document's place, chunks by rowid and places by document id (a stable order). */

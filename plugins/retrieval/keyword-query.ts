@@ -56,7 +56,7 @@ export function candidateTerms(query: string): string[] {
 /** A quoted FTS5 string: the tokenizer still stems it, but nothing inside is syntax. */
 export const quoteTerm = (term: string) => `"${term.replaceAll('"', '""')}"`;
 
-interface TermFrequency {
+export interface TermFrequency {
   term: string;
   /** Matching chunks: exact up to KEYWORD_LIMITS.probeCap, estimated beyond it. */
   df: number;

@@ -207,6 +207,26 @@ export class RetrievalRepository {
     return frequencies;
   }
 
+  /** Chunks in the index as their rowid span counts them (rows deleted inside it included): an idf's denominator, read off the rowid b-tree. */
+  async chunkSpan(): Promise<number> {
+    const [{ first, last }] = await this.span({});
+    return first === null || last === null ? 0 : last - first + 1;
+  }
+
+  /**
+   * The texts of these documents' chunks, document by document in the order given, each in reading order, `limit` in
+   * all at most (the last document read may be cut short). For documents a search already found readable.
+   */
+  async chunkTextsOf(documentIds: string[], limit: number): Promise<Array<{ document_id: string; text: string }>> {
+    const texts: Array<{ document_id: string; text: string }> = [];
+    for (const id of documentIds) {
+      if (texts.length >= limit) break;
+      const rows = await this.db.selectFrom('chunks').select(['document_id', 'text']).where('document_id', '=', id).orderBy('ordinal').limit(limit - texts.length).execute();
+      texts.push(...rows);
+    }
+    return texts;
+  }
+
   /** Rowid of the (offset+1)-th newest match, or 0 when fewer rows match. */
   async newestMatchFloor(match: string, offset: number, metadata?: SearchFilters['metadata']): Promise<number> {
     return (await this.floor({ match, offset, meta: metadataParam(metadata) }))[0]?.rowid ?? 0;

@@ -3,8 +3,9 @@ import { BoundedMap } from '../../core/bounded-map.js';
 import type { Embedder } from '../../native/embeddings/index.js';
 import type { VectorIndex } from '../../native/vector-index/index.js';
 import { searchVectors } from '../search-index/index.js';
-import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, capPerDocument, dropNearDuplicates, fuse, passageScore, passagesInPlace, textSignature, withDocumentRanking, type DocumentPlace, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
-import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery, type KeywordPlan, type RankedMatch } from './keyword-query.js';
+import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, capPerDocument, dropNearDuplicates, fuse, passageScore, passagesInPlace, textSignature, withDocumentRanking, withSoftMatch, type DocumentPlace, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
+import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery, type KeywordPlan, type RankedMatch, type TermFrequency } from './keyword-query.js';
+import { WordVectors, contentWords, softMatchScores, softTermWeight } from './soft-match.js';
 import type { ChunkHit, ReadScope, ReadableKeys, RetrievalRepository, SearchFilters } from './repository.sqlite.js';
 import { RERANK_BATCH, type CrossEncoder } from '../../native/reranker/index.js';
 import { rerankCandidates, type RerankReport, type RerankSettings } from './rerank.js';
@@ -36,6 +37,16 @@ const MAX_FETCH = 1000;
  * and from chat follow-ups that search again.
  */
 const QUERY_VECTOR_CACHE = 256;
+/**
+ * The first fused documents whose chunks soft term matching scores (session 21: the prototype re-ranked the first 30;
+ * the evaluation's first 30 hold about 1,100 chunks). SEARCH_SOFT_MATCH_CHUNKS bounds the chunks read, in this order.
+ */
+const SOFT_MATCH_DOCUMENTS = 30;
+
+/** Soft term matching: the chunks of the first candidate documents it may score per search (0: off). */
+export interface SoftMatchSettings {
+  chunks: number;
+}
 
 /** Where the embedder and vector index in force come from (app.activeEmbedding); both null on a box without a model. */
 interface SearchSources {
@@ -77,8 +88,12 @@ export interface RetrievalSettings {
   fusion: FusionMethod | 'none';
   score: 'rrf' | 'weighted' | 'bm25' | 'cosine';
   rrf_k?: number;
-  /** document: the whole-document keyword ranking's weight (0 when it did not run: not hybrid, a metadata filter, only common words). */
-  weights: { vector: number; keyword: number; document: number };
+  /**
+   * document: the whole-document keyword ranking's weight (0 when it did not run: not hybrid, a metadata filter, only
+   * common words); soft: the soft term match's (0 when it did not run: SEARCH_SOFT_MATCH_CHUNKS 0, not hybrid, a
+   * metadata filter, or an embedder without a token table).
+   */
+  weights: { vector: number; keyword: number; document: number; soft: number };
   /** The whole-document ranking's first document's place gains weights.document / (rrf_k + 1) × this × its lead (0 when that ranking did not run). */
   document_confidence: number;
   /** documents: whole documents ranked for the fusion. */
@@ -111,12 +126,14 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 /** Hybrid retrieval: HNSW vector candidates and bounded-cost bm25 candidates, fused and deduplicated. */
 export class RetrievalService {
   private readonly queryVectors = new BoundedMap<string, Float32Array>(QUERY_VECTOR_CACHE);
+  private readonly wordVectors = new WordVectors();
 
   constructor(
     private readonly repository: RetrievalRepository,
     private readonly sources: SearchSources,
     private readonly fusion: FusionSettings = DEFAULT_FUSION,
     private readonly reranker: { model: CrossEncoder | null; settings: RerankSettings } = { model: null, settings: { topN: 0, budgetMs: 0 } },
+    private readonly softMatch: SoftMatchSettings = { chunks: 0 },
   ) {}
 
   async search(request: SearchRequest): Promise<SearchResponse> {
@@ -164,7 +181,7 @@ export class RetrievalService {
       if (!arrived.query) await nextTurn();
       if (arrived.query) (walking = walk(arrived.query)).catch(() => undefined); // its failure is met where it is awaited
     };
-    const plan = modeUsed !== 'vector' ? await this.keywordPlan(request.query) : null;
+    const { plan, frequencies } = modeUsed !== 'vector' ? await this.keywordPlan(request.query) : { plan: null, frequencies: [] };
     if (plan) await pause();
     const keywordSide = plan ? await this.keywordCandidates(plan, n, scope, readable.keys, rankDocuments, pause) : null;
     const vectorSide = walking ? await walking : embedding ? await walk(await embedding) : null;
@@ -184,20 +201,23 @@ export class RetrievalService {
     const documents = keywordSide?.documents;
     const withDocumentPlaces = documents?.ranking.length ? await this.withDocuments(fused, documents, { fusion, perDocument, wanted, hits, hydrate }) : fused;
     const documentOf = (item: Scored) => hits.get(item.rowid)!.document_id;
+    // Soft term matching weighs a document by all its chunks, so (as the whole-document ranking) not under a metadata filter.
+    const softly = modeUsed === 'hybrid' && fusion.weights.soft > 0 && this.softMatch.chunks > 0 && !scope.metadata?.length && vectors?.embedder.tokenTable ? vectors.embedder : null;
+    const matched = softly ? await this.withSoftMatch(withDocumentPlaces, frequencies, softly, documentOf, fusion) : withDocumentPlaces;
     // In hybrid mode a document's places go to its passages in the order both chunk lists give them at equal weights.
-    const ranked = modeUsed === 'hybrid' ? passagesInPlace(withDocumentPlaces, documentOf, passageScore(vector, keyword, fusion.rrfK)) : withDocumentPlaces;
+    const ranked = modeUsed === 'hybrid' ? passagesInPlace(matched, documentOf, passageScore(vector, keyword, fusion.rrfK)) : matched;
     const diverse = capPerDocument(ranked, documentOf, perDocument);
     const unique = dropNearDuplicates(diverse, signatureOf, wanted);
     const reranked = reranking ? await rerankCandidates(reranking, request.query, unique, (item) => hits.get(item.rowid)!.text, rerank, RERANK_BATCH) : null;
 
     return {
       results: (reranked?.list ?? unique).slice(0, k).map((item, index) => toResult(hits.get(item.rowid)!, index + 1, item.score)),
-      retrieval_settings: { ...this.settings({ k, mode, modeUsed, n, filters, side, fusion, perDocument, documents: documents?.ranking.length ?? null }), rerank: reranked?.report ?? null },
+      retrieval_settings: { ...this.settings({ k, mode, modeUsed, n, filters, side, fusion, perDocument, documents: documents?.ranking.length ?? null, soft: softly !== null }), rerank: reranked?.report ?? null },
     };
   }
 
-  private settings(run: { k: number; mode: SearchMode; modeUsed: SearchMode; n: number; filters: SearchFilters; side: VectorSide; fusion: FusionSettings; perDocument: number; documents: number | null }): Omit<RetrievalSettings, 'rerank'> {
-    const { k, mode, modeUsed, n, filters, side, fusion, perDocument, documents } = run;
+  private settings(run: { k: number; mode: SearchMode; modeUsed: SearchMode; n: number; filters: SearchFilters; side: VectorSide; fusion: FusionSettings; perDocument: number; documents: number | null; soft: boolean }): Omit<RetrievalSettings, 'rerank'> {
+    const { k, mode, modeUsed, n, filters, side, fusion, perDocument, documents, soft } = run;
     const hybrid = modeUsed === 'hybrid';
     return {
       k,
@@ -207,7 +227,9 @@ export class RetrievalService {
       fusion: hybrid ? fusion.method : 'none',
       score: hybrid ? fusion.method : modeUsed === 'vector' ? 'cosine' : 'bm25',
       ...(hybrid && fusion.method === 'rrf' ? { rrf_k: fusion.rrfK } : {}),
-      weights: hybrid ? { ...fusion.weights, document: documents === null ? 0 : fusion.weights.document } : { vector: modeUsed === 'vector' ? 1 : 0, keyword: modeUsed === 'keyword' ? 1 : 0, document: 0 },
+      weights: hybrid
+        ? { ...fusion.weights, document: documents === null ? 0 : fusion.weights.document, soft: soft ? fusion.weights.soft : 0 }
+        : { vector: modeUsed === 'vector' ? 1 : 0, keyword: modeUsed === 'keyword' ? 1 : 0, document: 0, soft: 0 },
       document_confidence: hybrid && documents !== null ? fusion.documentConfidence : 0,
       candidates: { vector: modeUsed === 'keyword' ? 0 : n, keyword: modeUsed === 'vector' ? 0 : n, documents: documents ?? 0 },
       near_duplicate_jaccard: NEAR_DUPLICATE_JACCARD,
@@ -256,11 +278,31 @@ export class RetrievalService {
     return vector;
   }
 
-  /** The keyword side's plan: the query's terms weighed by their probed frequencies; null when it has none to match. */
-  private async keywordPlan(query: string): Promise<KeywordPlan | null> {
+  /** The keyword side's plan (null when none of the query's terms is found) and the terms' probed frequencies it was made from. */
+  private async keywordPlan(query: string): Promise<{ plan: KeywordPlan | null; frequencies: TermFrequency[] }> {
     const terms = candidateTerms(query);
-    const frequencies = await this.repository.termFrequencies(terms, KEYWORD_LIMITS.probeCap);
-    return planKeywordQuery(terms.map((term, i) => ({ term, df: frequencies[i] })));
+    const probed = await this.repository.termFrequencies(terms, KEYWORD_LIMITS.probeCap);
+    const frequencies = terms.map((term, i) => ({ term, df: probed[i] }));
+    return { plan: planKeywordQuery(frequencies), frequencies };
+  }
+
+  /**
+   * The fused candidates with soft term matching added as one more list (soft-match.ts): every chunk of the first
+   * SOFT_MATCH_DOCUMENTS candidate documents (at most SEARCH_SOFT_MATCH_CHUNKS, in the documents' order) against the
+   * query's terms, each weighed by its idf from the frequencies the keyword plan probed; each candidate ranks by its
+   * document's best chunk.
+   */
+  private async withSoftMatch(items: Scored[], frequencies: TermFrequency[], embedder: Embedder, documentOf: (item: Scored) => string, fusion: FusionSettings): Promise<Scored[]> {
+    if (!items.length || !frequencies.length) return items;
+    const documents = [...new Set(items.map(documentOf))].slice(0, SOFT_MATCH_DOCUMENTS);
+    const [chunks, span] = await Promise.all([this.repository.chunkTextsOf(documents, this.softMatch.chunks), this.repository.chunkSpan()]);
+    const terms = frequencies.map(({ term, df }) => ({ word: term, weight: softTermWeight(df, span) }));
+    const words = chunks.map((chunk) => contentWords(chunk.text));
+    const vectors = await this.wordVectors.of(embedder, [...new Set([...terms.map((term) => term.word), ...words.flat()])]);
+    const scores = softMatchScores(terms, words, vectors);
+    const best = new Map<string, number>();
+    chunks.forEach((chunk, index) => best.set(chunk.document_id, Math.max(best.get(chunk.document_id) ?? 0, scores[index])));
+    return withSoftMatch(items, (item) => best.get(documentOf(item)) ?? 0, fusion);
   }
 
   /**

@@ -62,6 +62,7 @@ async function main(): Promise<void> {
         dimension,
         maxTokens: Math.min(first.maxTokens, other.maxTokens),
         device: 'cpu',
+        tokenTable: false,
         countTokens: (text) => first.countTokens(text),
         close: async () => {},
         embed: async (texts) => {

@@ -24,7 +24,9 @@ async function main(): Promise<void> {
     // The chat's retrieval: the fusion's own settings (no per-document cap) at the chat's weights, k as the chat asks.
     // The chat's own weights, or HEARTH_EVAL_WEIGHTS ('{"vector":3,"keyword":1,"document":3}') to measure others.
     const weights = { ...CHAT_FUSION_WEIGHTS, ...JSON.parse(process.env.HEARTH_EVAL_WEIGHTS ?? '{}') };
-    const service = new RetrievalService(new RetrievalRepository(db), { embedder: () => embedder, vectors: () => vectors }, { ...DEFAULT_FUSION, weights });
+    // Soft term matching as SEARCH_SOFT_MATCH_CHUNKS would run it in the service (0, the default: off).
+    const softMatch = { chunks: Number(process.env.SEARCH_SOFT_MATCH_CHUNKS ?? 0) };
+    const service = new RetrievalService(new RetrievalRepository(db), { embedder: () => embedder, vectors: () => vectors }, { ...DEFAULT_FUSION, weights }, undefined, softMatch);
     const embed = (texts: string[]) => embedder.embed(texts, { priority: 'query' });
     const quoted = new Map(Object.keys(variants).map((label) => [label, 0]));
     let held = 0;

@@ -52,6 +52,7 @@ async function main(): Promise<void> {
 
   const service = new RetrievalService(new RetrievalRepository(db), { embedder: () => serviceEmbedder, vectors: () => vectors }, { ...DEFAULT_FUSION, perDocument: 1 });
   const variants = new Map<string, QuestionScore[]>();
+  const counted = { chunks: 0 };
   const push = (label: string, score: QuestionScore) => {
     if (!variants.has(label)) variants.set(label, []);
     variants.get(label)!.push(score);
@@ -69,11 +70,24 @@ async function main(): Promise<void> {
         if (!vector) vectorOf.set(word, (vector = unitVector((await embedder.embed([word]))[0])));
         terms.push({ word, vector, weight: idf(word) });
       }
+      const rare: typeof terms = [];
+      for (let rows = 0, i = 0, sorted = [...terms].filter((t) => frequency.has(t.word)).sort((a, b) => frequency.get(a.word)! - frequency.get(b.word)!); i < sorted.length && rare.length < 8; i++) {
+        rows += frequency.get(sorted[i].word)!;
+        if (rows > 1000) break;
+        rare.push(sorted[i]);
+      }
       const total = terms.reduce((sum, term) => sum + term.weight, 0) || 1;
       for (const floor of floors) {
         const soft = documents.map((id) => {
           let best = 0;
-          for (const words of byDocument.get(id) ?? []) {
+          const chunkWords = byDocument.get(id) ?? [];
+          // HEARTH_SOFT_BAG=1: the document's words as one bag (a document-level variant), not chunk by chunk.
+          // HEARTH_SOFT_EXACT=1: only the chunks holding at least one of the question's terms as it is.
+          // HEARTH_SOFT_EXACT=rare: only those holding one of the rare terms the keyword plan ORs (df summed within 1,000 rows, 8 at most).
+          const exact = process.env.HEARTH_SOFT_EXACT === 'rare' ? rare : terms;
+          const scored = process.env.HEARTH_SOFT_EXACT ? chunkWords.filter((words) => exact.some((term) => words.has(term.word))) : chunkWords;
+          counted.chunks += scored.length;
+          for (const words of process.env.HEARTH_SOFT_BAG === '1' ? [new Set(chunkWords.flatMap((set) => [...set]))] : scored) {
             let score = 0;
             for (const term of terms) {
               let max = 0;
@@ -96,7 +110,7 @@ async function main(): Promise<void> {
         }
       }
     }
-    console.log(`${set}: ${questions.length} questions, depth ${depth}`);
+    console.log(`${set}: ${questions.length} questions, depth ${depth}, ${(counted.chunks / questions.length / floors.length).toFixed(0)} chunks scored a question`);
     console.log(table(['variant', ...SUMMARY_HEADER], [...variants].map(([label, scores]) => [label, ...summaryRow(scores)])));
   } finally {
     await embedder.close();
