@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { contentWords, softMatchScores, softTermWeight } from './soft-match.js';
+import { chunkWords, softMatchScores, softTermWeight } from './soft-match.js';
 
 const unit = (...xs: number[]) => {
   const norm = Math.hypot(...xs);
@@ -20,7 +20,7 @@ describe('soft term matching', () => {
       { word: 'refresh', weight: 2 },
       { word: 'lists', weight: 1 },
     ];
-    const [exact, similar, opposite, partly] = softMatchScores(terms, [['refresh', 'lists'], ['update', 'catalogue'], ['banana'], ['update', 'banana']], vectors);
+    const [exact, similar, opposite, partly] = softMatchScores(terms, chunkWords(['Refresh the lists', 'update catalogue', 'banana', 'Update: banana!']), vectors);
     expect(exact).toBeCloseTo(1);
     expect(similar).toBeCloseTo((2 * 0.8 + 1 * 0.8) / 3);
     // A word pointing away matches nothing rather than counting against the chunk.
@@ -30,8 +30,8 @@ describe('soft term matching', () => {
 
   it('a word with no vector matches only itself; no terms score nothing', () => {
     const terms = [{ word: 'xyzzy', weight: 1 }];
-    expect([...softMatchScores(terms, [['xyzzy'], ['refresh']], vectors)]).toEqual([1, 0]);
-    expect([...softMatchScores([], [['refresh']], vectors)]).toEqual([0]);
+    expect([...softMatchScores(terms, chunkWords(['xyzzy', 'refresh']), vectors)]).toEqual([1, 0]);
+    expect([...softMatchScores([], chunkWords(['refresh']), vectors)]).toEqual([0]);
   });
 
   it('rare terms weigh more; a term no chunk holds weighs as if one did', () => {
@@ -39,7 +39,12 @@ describe('soft term matching', () => {
     expect(softTermWeight(0, 1000)).toBe(softTermWeight(1, 1000));
   });
 
-  it("compares a chunk's distinct content words, lower-cased, without function words", () => {
-    expect(contentWords('Run the Update, then run it twice: the lists update.')).toEqual(['run', 'update', 'twice', 'lists']);
+  it("numbers each chunk's distinct content words in one vocabulary, lower-cased, as FTS5 cuts words, without function words", () => {
+    const words = chunkWords(['Run the Update, then run it twice: the lists update.', 'Lists of CAFÉ-crème 42']);
+    expect(words.vocabulary).toEqual(['run', 'update', 'twice', 'lists', 'café', 'crème', '42']);
+    expect(words.chunks.map((ids) => [...ids])).toEqual([
+      [0, 1, 2, 3],
+      [3, 4, 5, 6],
+    ]);
   });
 });

@@ -199,6 +199,8 @@ async function main(): Promise<void> {
     CONNECTOR_ALLOWED_PATHS: `/app/docs:${realCorpus}`,
     LOG_LEVEL: 'ERROR',
     ACCESS_TOKEN_EXPIRE_SECONDS: '86400',
+    // Soft term matching is off in the service unless the evaluation is asked to measure it.
+    ...(process.env.SEARCH_SOFT_MATCH_CHUNKS ? { SEARCH_SOFT_MATCH_CHUNKS: process.env.SEARCH_SOFT_MATCH_CHUNKS } : {}),
   };
   const service = await startService(run.server, env, { name: 'the service under evaluation', timeoutMs: 300_000, killOnTimeout: true });
   try {
