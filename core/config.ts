@@ -31,6 +31,9 @@ const REQUIRED_CONNECTOR_PATH = '/app/docs';
 const MIN_JWT_SECRET_LENGTH = 32;
 
 /** Seeded variables: copied into the settings table on first boot, authoritative there afterwards. */
+/** EXTRACTIVE_SOFT_MATCH_CHUNKS by default: soft term matching for the chat's extractive answers, on (session 21, docs/retrieval-quality.md). */
+export const EXTRACTIVE_SOFT_MATCH_CHUNKS = 1500;
+
 export interface SeedSettings {
   ACCESS_TOKEN_EXPIRE_SECONDS: number;
   REFRESH_TOKEN_EXPIRE_SECONDS: number;
@@ -122,10 +125,13 @@ export interface Config {
   /** The optional reranker stage (a cross-encoder in MODEL_DIR/rerankers): RERANK_TOP_N fused candidates at most, within RERANK_BUDGET_MS (0: off). */
   rerank: { topN: number; budgetMs: number };
   /**
-   * SEARCH_SOFT_MATCH_CHUNKS: chunks of the first candidate documents that soft term matching may score per hybrid
-   * search (0, the default: off). It finds more paraphrases at a cost of tens of ms a search (docs/retrieval-quality.md).
+   * Soft term matching: the chunks of the first candidate documents it may score per hybrid retrieval, 0: off.
+   * SEARCH_SOFT_MATCH_CHUNKS for POST /api/search and the chat's retrieval before a chat model answers (0 by default:
+   * it costs tens of ms where a search takes ~5, and a generated answer's first token waits on it);
+   * EXTRACTIVE_SOFT_MATCH_CHUNKS for the chat's retrieval when it answers by quoting (no chat model; 1500 by default:
+   * beside the quoting the cost is small, and the answers quote the span more often). docs/retrieval-quality.md.
    */
-  softMatch: { chunks: number };
+  softMatch: { search: number; extractive: number };
 
   email: {
     provider: 'console' | 'smtp';
@@ -457,7 +463,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     defaultEmbedderDimension: int(env, 'HEARTH_DEFAULT_EMBEDDER_DIMENSION', 256, 8, 1024),
     modelWatchSeconds: int(env, 'MODEL_WATCH_SECONDS', 10, 0, 3600),
     rerank: { topN: int(env, 'RERANK_TOP_N', 20, 1, 100), budgetMs: int(env, 'RERANK_BUDGET_MS', 300, 0, 10_000) },
-    softMatch: { chunks: int(env, 'SEARCH_SOFT_MATCH_CHUNKS', 0, 0, 20_000) },
+    softMatch: { search: int(env, 'SEARCH_SOFT_MATCH_CHUNKS', 0, 0, 20_000), extractive: int(env, 'EXTRACTIVE_SOFT_MATCH_CHUNKS', EXTRACTIVE_SOFT_MATCH_CHUNKS, 0, 20_000) },
 
     email: {
       provider: emailProvider,

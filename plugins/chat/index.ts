@@ -36,6 +36,7 @@ export default fp(
       settings: app.settings,
       logPrivacy: app.logPrivacy,
       classifierLlm: { enabled: app.config.llm.classifierLlmEnabled, maxTokens: app.config.llm.classifierLlmMaxTokens },
+      softMatch: app.config.softMatch,
     });
     service.addFilterHook(filenameFilter(app.documents));
     app.decorate('chat', service);

@@ -26,7 +26,7 @@ export default fp(
     });
     if (reranker) app.log.info(`reranker: ${reranker.modelId} on the top ${app.config.rerank.topN} candidates within ${app.config.rerank.budgetMs} ms`);
     app.addHook('onClose', async () => reranker?.close());
-    app.decorate('retrieval', new RetrievalService(new RetrievalRepository(app.db), app.activeEmbedding, undefined, { model: reranker, settings: app.config.rerank }, app.config.softMatch));
+    app.decorate('retrieval', new RetrievalService(new RetrievalRepository(app.db), app.activeEmbedding, undefined, { model: reranker, settings: app.config.rerank }, { chunks: app.config.softMatch.search }));
     await app.register(retrievalRoutes);
   },
   { name: 'retrieval', dependencies: ['hearth-guard', 'search-index', 'groups'] },

@@ -65,6 +65,8 @@ interface SearchRequest {
   perDocument?: number;
   /** The lists' weights in hybrid mode; the fusion settings' when absent (the chat asks for its own: CHAT_FUSION_WEIGHTS). */
   weights?: FusionSettings['weights'];
+  /** Soft term matching's chunk budget (0: off); the service's (SEARCH_SOFT_MATCH_CHUNKS) when absent. */
+  softMatchChunks?: number;
 }
 
 export interface SearchResult {
@@ -202,8 +204,9 @@ export class RetrievalService {
     const withDocumentPlaces = documents?.ranking.length ? await this.withDocuments(fused, documents, { fusion, perDocument, wanted, hits, hydrate }) : fused;
     const documentOf = (item: Scored) => hits.get(item.rowid)!.document_id;
     // Soft term matching weighs a document by all its chunks, so (as the whole-document ranking) not under a metadata filter.
-    const softly = modeUsed === 'hybrid' && fusion.weights.soft > 0 && this.softMatch.chunks > 0 && !scope.metadata?.length && vectors?.embedder.tokenTable ? vectors.embedder : null;
-    const matched = softly ? await this.withSoftMatch(withDocumentPlaces, frequencies, softly, documentOf, fusion) : withDocumentPlaces;
+    const softBudget = request.softMatchChunks ?? this.softMatch.chunks;
+    const softly = modeUsed === 'hybrid' && fusion.weights.soft > 0 && softBudget > 0 && !scope.metadata?.length && vectors?.embedder.tokenTable ? vectors.embedder : null;
+    const matched = softly ? await this.withSoftMatch(withDocumentPlaces, frequencies, softly, documentOf, fusion, softBudget) : withDocumentPlaces;
     // In hybrid mode a document's places go to its passages in the order both chunk lists give them at equal weights.
     const ranked = modeUsed === 'hybrid' ? passagesInPlace(matched, documentOf, passageScore(vector, keyword, fusion.rrfK)) : matched;
     const diverse = capPerDocument(ranked, documentOf, perDocument);
@@ -288,14 +291,14 @@ export class RetrievalService {
 
   /**
    * The fused candidates with soft term matching added as one more list (soft-match.ts): every chunk of the first
-   * SOFT_MATCH_DOCUMENTS candidate documents (at most SEARCH_SOFT_MATCH_CHUNKS, in the documents' order) against the
+   * SOFT_MATCH_DOCUMENTS candidate documents (at most `budget`, in the documents' order) against the
    * query's terms, each weighed by its idf from the frequencies the keyword plan probed; each candidate ranks by its
    * document's best chunk.
    */
-  private async withSoftMatch(items: Scored[], frequencies: TermFrequency[], embedder: Embedder, documentOf: (item: Scored) => string, fusion: FusionSettings): Promise<Scored[]> {
+  private async withSoftMatch(items: Scored[], frequencies: TermFrequency[], embedder: Embedder, documentOf: (item: Scored) => string, fusion: FusionSettings, budget: number): Promise<Scored[]> {
     if (!items.length || !frequencies.length) return items;
     const documents = [...new Set(items.map(documentOf))].slice(0, SOFT_MATCH_DOCUMENTS);
-    const [chunks, span] = await Promise.all([this.repository.chunkTextsOf(documents, this.softMatch.chunks), this.repository.chunkSpan()]);
+    const [chunks, span] = await Promise.all([this.repository.chunkTextsOf(documents, budget), this.repository.chunkSpan()]);
     const terms = frequencies.map(({ term, df }) => ({ word: term, weight: softTermWeight(df, span) }));
     const words = chunkWords(chunks.map((chunk) => chunk.text));
     const vectors = await this.wordVectors.of(embedder, [...new Set([...terms.map((term) => term.word), ...words.vocabulary])]);

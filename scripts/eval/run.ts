@@ -199,8 +199,9 @@ async function main(): Promise<void> {
     CONNECTOR_ALLOWED_PATHS: `/app/docs:${realCorpus}`,
     LOG_LEVEL: 'ERROR',
     ACCESS_TOKEN_EXPIRE_SECONDS: '86400',
-    // Soft term matching is off in the service unless the evaluation is asked to measure it.
+    // Soft term matching as the evaluation is asked to measure it (else the service's defaults: search off, extractive answers on).
     ...(process.env.SEARCH_SOFT_MATCH_CHUNKS ? { SEARCH_SOFT_MATCH_CHUNKS: process.env.SEARCH_SOFT_MATCH_CHUNKS } : {}),
+    ...(process.env.EXTRACTIVE_SOFT_MATCH_CHUNKS ? { EXTRACTIVE_SOFT_MATCH_CHUNKS: process.env.EXTRACTIVE_SOFT_MATCH_CHUNKS } : {}),
   };
   const service = await startService(run.server, env, { name: 'the service under evaluation', timeoutMs: 300_000, killOnTimeout: true });
   try {

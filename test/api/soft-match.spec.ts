@@ -1,11 +1,14 @@
 /**
- * Soft term matching (SEARCH_SOFT_MATCH_CHUNKS, off by default): with the embedder shipped with Hearth (a token table)
- * hybrid search and the chat rank their first candidate documents by how closely each one's best chunk matches the
- * question word by word; keyword and vector modes, an ONNX embedder and a value of 0 leave it out, and
- * retrieval_settings.weights.soft says whether it ran. The real model, the real service, over HTTP.
+ * Soft term matching (SEARCH_SOFT_MATCH_CHUNKS for search and generated answers, off by default;
+ * EXTRACTIVE_SOFT_MATCH_CHUNKS for the chat's extractive answers, on):
+ * with the embedder shipped with Hearth (a token table) hybrid retrieval ranks its first candidate documents by how
+ * closely each one's best chunk matches the question word by word; keyword and vector modes, an ONNX embedder and a
+ * value of 0 leave it out, and retrieval_settings.weights.soft says whether it ran. The real model and service, over HTTP.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config.js';
+import { importLlm } from '../../native/llm/index.js';
+import { STORIES_GGUF } from '../fixtures/models.js';
 import { installTinyEmbeddingModel } from '../fixtures/tiny-embedding-model.js';
 import { multipartBody } from '../fixtures/multipart.js';
 import { scratchFolders } from '../fixtures/scratch-folders.js';
@@ -56,18 +59,45 @@ describe('soft term matching', () => {
     expect(placeOn).toBeLessThanOrEqual(1);
     // Keyword and vector modes rank one list each: no soft match.
     for (const mode of ['keyword', 'vector']) expect((await search(t, editor, { mode })).retrieval_settings.weights.soft).toBe(0);
-    // The chat's retrieval runs it too, at its own weights.
+    // The chat's retrieval runs it too (its extractive answers: no chat model here), at its own weights.
     const chat = await t.request({ method: 'POST', url: '/api/chat', token: editor, payload: { query: QUESTION } });
     expect(chat.statusCode, chat.body).toBe(200);
     expect(chat.json().retrieval_settings.weights).toEqual({ vector: 1, keyword: 1, document: 4, soft: 7 });
 
-    // The same data directory with soft matching off (the default).
+    // The same data directory with the defaults: off for search, on for extractive answers.
     const dataDir = t.dataDir;
     await t.close();
-    t = await startApp({ HEARTH_DEFAULT_EMBEDDER: 'shipped' }, dataDir, true);
-    const off = await search(t, (await t.login()).access, { k: 5 });
+    t = await startApp({ HEARTH_DEFAULT_EMBEDDER: 'shipped' }, dataDir, false);
+    const viewer = (await t.login()).access;
+    const off = await search(t, viewer, { k: 5 });
     expect(off.retrieval_settings.weights.soft).toBe(0);
     expect(off.results.findIndex((result) => result.filename === 'apt-guide.txt')).toBeGreaterThan(placeOn + 1);
+    const chatByDefault = await t.request({ method: 'POST', url: '/api/chat', token: viewer, payload: { query: QUESTION } });
+    expect(chatByDefault.json().retrieval_settings.weights.soft).toBe(7);
+    // EXTRACTIVE_SOFT_MATCH_CHUNKS=0 turns it off for them too.
+    await t.close();
+    t = await startApp({ HEARTH_DEFAULT_EMBEDDER: 'shipped', EXTRACTIVE_SOFT_MATCH_CHUNKS: '0' }, dataDir, true);
+    const chatOff = await t.request({ method: 'POST', url: '/api/chat', token: (await t.login()).access, payload: { query: QUESTION } });
+    expect(chatOff.statusCode, chatOff.body).toBe(200);
+    expect(chatOff.json().retrieval_settings.weights.soft).toBe(0);
+  });
+
+  it('before a chat model answers, the chat follows SEARCH_SOFT_MATCH_CHUNKS (off by default: the first token waits on it)', async () => {
+    const modelDir = await tmp();
+    await importLlm(STORIES_GGUF, { modelDir });
+    const env = { HEARTH_DEFAULT_EMBEDDER: 'shipped', MODEL_DIR: modelDir, N_CTX: '768', N_THREADS: '1' };
+    for (const [extra, soft] of [[{}, 0], [{ SEARCH_SOFT_MATCH_CHUNKS: '500' }, 7]] as const) {
+      const app = await startApp({ ...env, ...extra });
+      try {
+        const editor = (await app.userWithRole('editor')).access;
+        await upload(app, editor);
+        const res = await app.request({ method: 'POST', url: '/api/chat', token: editor, payload: { query: QUESTION } });
+        expect(res.statusCode, res.body).toBe(200);
+        expect(res.json()).toMatchObject({ mode: 'generative', retrieval_settings: { weights: { soft } } });
+      } finally {
+        await app.close();
+      }
+    }
   });
 
   it('does not run with an embedder whose words take their sense from their neighbours (an ONNX model)', async () => {
@@ -85,10 +115,12 @@ describe('soft term matching', () => {
     }
   });
 
-  it('SEARCH_SOFT_MATCH_CHUNKS is 0 to 20000; anything else stops the start with the variable named', async () => {
+  it('SEARCH_SOFT_MATCH_CHUNKS (0 by default) and EXTRACTIVE_SOFT_MATCH_CHUNKS (1500) are 0 to 20000; anything else stops the start with the variable named', async () => {
     const base = { JWT_SECRET_KEY: 'x'.repeat(40), MFA_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'), DATA_DIR: await tmp() };
-    expect(loadConfig(base).softMatch).toEqual({ chunks: 0 });
-    expect(loadConfig({ ...base, SEARCH_SOFT_MATCH_CHUNKS: '1500' }).softMatch).toEqual({ chunks: 1500 });
-    for (const bad of ['-1', '20001', 'lots', '1.5']) expect(() => loadConfig({ ...base, SEARCH_SOFT_MATCH_CHUNKS: bad }), bad).toThrow(/SEARCH_SOFT_MATCH_CHUNKS/);
+    expect(loadConfig(base).softMatch).toEqual({ search: 0, extractive: 1500 });
+    expect(loadConfig({ ...base, SEARCH_SOFT_MATCH_CHUNKS: '1500', EXTRACTIVE_SOFT_MATCH_CHUNKS: '0' }).softMatch).toEqual({ search: 1500, extractive: 0 });
+    for (const name of ['SEARCH_SOFT_MATCH_CHUNKS', 'EXTRACTIVE_SOFT_MATCH_CHUNKS']) {
+      for (const bad of ['-1', '20001', 'lots', '1.5']) expect(() => loadConfig({ ...base, [name]: bad }), `${name}=${bad}`).toThrow(new RegExp(name));
+    }
   });
 });
