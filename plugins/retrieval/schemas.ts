@@ -35,7 +35,7 @@ const Weights = Type.Object({
   vector: Type.Number(),
   keyword: Type.Number(),
   document: Type.Number({ description: 'Weight of the whole-document keyword ranking in hybrid mode (0 when it did not run: another mode, a metadata filter, or a query of common words only)' }),
-  soft: Type.Number({ description: "Weight of soft term matching in hybrid mode (0 when it did not run: SEARCH_SOFT_MATCH_CHUNKS 0, the default, another mode, a metadata filter, or an embedding model that is not a token table)" }),
+  soft: Type.Number({ description: "Weight of soft term matching in hybrid mode (0 when it did not run: off for this path (SEARCH_SOFT_MATCH_CHUNKS 0, the default), another mode, a metadata filter, a question without content words, or an embedding model that is not a token table)" }),
 });
 
 export const RetrievalSettingsSchema = Type.Object(

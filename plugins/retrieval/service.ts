@@ -205,7 +205,7 @@ export class RetrievalService {
     const documentOf = (item: Scored) => hits.get(item.rowid)!.document_id;
     // Soft term matching weighs a document by all its chunks, so (as the whole-document ranking) not under a metadata filter.
     const softBudget = request.softMatchChunks ?? this.softMatch.chunks;
-    const softly = modeUsed === 'hybrid' && fusion.weights.soft > 0 && softBudget > 0 && !scope.metadata?.length && vectors?.embedder.tokenTable ? vectors.embedder : null;
+    const softly = modeUsed === 'hybrid' && fusion.weights.soft > 0 && softBudget > 0 && frequencies.length > 0 && !scope.metadata?.length && vectors?.embedder.tokenTable ? vectors.embedder : null;
     const matched = softly ? await this.withSoftMatch(withDocumentPlaces, frequencies, softly, documentOf, fusion, softBudget) : withDocumentPlaces;
     // In hybrid mode a document's places go to its passages in the order both chunk lists give them at equal weights.
     const ranked = modeUsed === 'hybrid' ? passagesInPlace(matched, documentOf, passageScore(vector, keyword, fusion.rrfK)) : matched;
@@ -296,7 +296,7 @@ export class RetrievalService {
    * document's best chunk.
    */
   private async withSoftMatch(items: Scored[], frequencies: TermFrequency[], embedder: Embedder, documentOf: (item: Scored) => string, fusion: FusionSettings, budget: number): Promise<Scored[]> {
-    if (!items.length || !frequencies.length) return items;
+    if (!items.length) return items;
     const documents = [...new Set(items.map(documentOf))].slice(0, SOFT_MATCH_DOCUMENTS);
     const [chunks, span] = await Promise.all([this.repository.chunkTextsOf(documents, budget), this.repository.chunkSpan()]);
     const terms = frequencies.map(({ term, df }) => ({ word: term, weight: softTermWeight(df, span) }));
