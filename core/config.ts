@@ -30,10 +30,10 @@ export const DOCUMENTED_DEFAULT_ADMIN_PASSWORD = 'hearth-change-me';
 const REQUIRED_CONNECTOR_PATH = '/app/docs';
 const MIN_JWT_SECRET_LENGTH = 32;
 
-/** Seeded variables: copied into the settings table on first boot, authoritative there afterwards. */
 /** EXTRACTIVE_SOFT_MATCH_CHUNKS by default: soft term matching for the chat's extractive answers, on (session 21, docs/retrieval-quality.md). */
 export const EXTRACTIVE_SOFT_MATCH_CHUNKS = 1500;
 
+/** Seeded variables: copied into the settings table on first boot, authoritative there afterwards. */
 export interface SeedSettings {
   ACCESS_TOKEN_EXPIRE_SECONDS: number;
   REFRESH_TOKEN_EXPIRE_SECONDS: number;

@@ -37,10 +37,34 @@ export const KEYWORD_LIMITS = {
   commonTermRows: 30 * ROW_BUDGET,
 } as const;
 
-/** Words as FTS5's unicode61 tokenizer cuts them (letters, digits, marks): quotes, *, -, ( ) and AND/OR syntax fall away. */
+const WORD_CHARACTER = /^[\p{L}\p{N}\p{M}]$/u;
+
+/**
+ * Calls `visit` with each word of the text, lower-cased, as FTS5's unicode61 tokenizer cuts them (letters, digits,
+ * marks; a character outside the BMP counts whole). One pass over the characters, ASCII without a regular expression:
+ * soft term matching cuts ~1,000 chunks a search this way (~1.5× faster than a global match, session 21).
+ */
+export function eachWord(text: string, visit: (word: string) => void): void {
+  const lower = text.toLowerCase();
+  let start = -1;
+  for (let i = 0; i <= lower.length; ) {
+    const code = i < lower.length ? lower.codePointAt(i)! : 32;
+    const width = code > 0xffff ? 2 : 1;
+    const inWord = (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || (code > 127 && WORD_CHARACTER.test(lower.slice(i, i + width)));
+    if (inWord && start < 0) start = i;
+    else if (!inWord && start >= 0) {
+      visit(lower.slice(start, i));
+      start = -1;
+    }
+    i += width;
+  }
+}
+
+/** Words as FTS5's unicode61 tokenizer cuts them (letters, digits, marks), each once: quotes, *, -, ( ) and AND/OR syntax fall away. */
 export function queryWords(query: string): string[] {
-  const words = query.toLowerCase().match(/[\p{L}\p{N}\p{M}]+/gu) ?? [];
-  return [...new Set(words)];
+  const words = new Set<string>();
+  eachWord(query, (word) => words.add(word));
+  return [...words];
 }
 
 /** Content words of the query, longest first. Function words never reach the MATCH: bm25 would read their doclists whole. */

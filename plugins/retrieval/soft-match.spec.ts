@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { queryWords } from './keyword-query.js';
 import { chunkWords, softMatchScores, softTermWeight } from './soft-match.js';
 
 const unit = (...xs: number[]) => {
@@ -47,4 +48,12 @@ describe('soft term matching', () => {
       [3, 4, 5, 6],
     ]);
   });
+
+  it('cuts words as FTS5 unicode61 does, the same cut as the questions get: letters, digits and marks, a character beyond the BMP whole', () => {
+    const text = 'Café NAÏVE 𝐀bc x_y e\u0301te 北京 — “quoted” 42nd 😀ok İstanbul';
+    const expected = ['café', 'naïve', '𝐀bc', 'x', 'y', 'e\u0301te', '北京', 'quoted', '42nd', 'ok', 'i\u0307stanbul'];
+    expect(queryWords(text)).toEqual(expected);
+    expect(chunkWords([text]).vocabulary).toEqual(expected);
+  });
 });
+

@@ -1,5 +1,6 @@
 /**
- * Soft term matching (session 21; off unless SEARCH_SOFT_MATCH_CHUNKS is set): each of the question's content words
+ * Soft term matching (session 21; for search only when SEARCH_SOFT_MATCH_CHUNKS is set, before the chat's extractive
+ * answers unless EXTRACTIVE_SOFT_MATCH_CHUNKS is 0): each of the question's content words
  * meets its most similar word of a chunk, by the cosine of the two words' own vectors from a token-table embedder (the
  * same word: 1), weighed by the question word's rarity (idf); a chunk scores the weighted mean of those best matches,
  * and a document its best chunk. A paraphrase ("refresh the package lists" against "update the cache") then counts word
@@ -10,7 +11,7 @@
  */
 import { BoundedMap } from '../../core/bounded-map.js';
 import type { Embedder } from '../../native/embeddings/index.js';
-import { STOPWORDS } from './keyword-query.js';
+import { STOPWORDS, eachWord } from './keyword-query.js';
 
 /**
  * Word vectors kept between searches, in bytes at most: 64k words of a 128-dimension model, as many distinct words as
@@ -35,42 +36,24 @@ export interface ChunkWords {
   chunks: Int32Array[];
 }
 
-const LETTER_OR_DIGIT = /[\p{L}\p{N}\p{M}]/u;
-
 /**
- * Cuts texts into words as FTS5's unicode61 tokenizer does (letters, digits, marks), lower-cased, without function
- * words, each word once a chunk, and numbers them in one vocabulary: one pass over the characters and one Map lookup a
- * word (a regular expression and a Set per chunk cost three times as much on ~1,000 chunks a search).
+ * The texts' content words (eachWord, without function words), each once a chunk, numbered in one vocabulary: one Map
+ * lookup a word, and each distinct word's similarities are then computed once for all the chunks.
  */
 export function chunkWords(texts: string[]): ChunkWords {
   const idOf = new Map<string, number>();
   const vocabulary: string[] = [];
   const chunks = texts.map((text) => {
-    const lower = text.toLowerCase();
-    const ids: number[] = [];
-    const seen = new Set<number>();
-    let start = -1;
-    for (let i = 0; i <= lower.length; i++) {
-      const code = i < lower.length ? lower.charCodeAt(i) : 32;
-      const inWord = (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || (code > 127 && LETTER_OR_DIGIT.test(lower[i]));
-      if (inWord) {
-        if (start < 0) start = i;
-        continue;
-      }
-      if (start < 0) continue;
-      const word = lower.slice(start, i);
-      start = -1;
-      if (STOPWORDS.has(word)) continue;
+    const ids = new Set<number>();
+    eachWord(text, (word) => {
+      if (STOPWORDS.has(word)) return;
       let id = idOf.get(word);
       if (id === undefined) {
         idOf.set(word, (id = vocabulary.length));
         vocabulary.push(word);
       }
-      if (!seen.has(id)) {
-        seen.add(id);
-        ids.push(id);
-      }
-    }
+      ids.add(id);
+    });
     return Int32Array.from(ids);
   });
   return { vocabulary, chunks };
