@@ -70,6 +70,19 @@ export interface DocumentKeywordsTable {
   document_id: string;
 }
 
+/** Every distinct content word of the chunks (core/text/words.ts), numbered once (migration 0019). Never renumbered. */
+export interface VocabularyTable {
+  id: Generated<number>;
+  word: string;
+}
+
+/** A chunk's distinct content words as vocabulary ids (migration 0019): what soft term matching reads instead of the text. */
+export interface ChunkWordsTable {
+  chunk_rowid: number;
+  /** The ids as little-endian int32, in order of first appearance (core/db/chunk-words.ts). */
+  words: Buffer;
+}
+
 export type JobState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
 export interface ConnectorsTable {

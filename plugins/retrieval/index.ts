@@ -8,7 +8,8 @@ import { loadReranker } from '../../native/reranker/index.js';
 export { SEARCH_MODES, type RetrievalService, type RetrievalSettings, type SearchMode, type SearchResult } from './service.js';
 export type { ReadScope, SearchFilters } from './repository.sqlite.js';
 export { RetrievalSettingsSchema } from './schemas.js';
-export { STOPWORDS, candidateTerms, queryWords } from './keyword-query.js';
+export { STOPWORDS } from '../../core/text/words.js';
+export { candidateTerms, queryWords } from './keyword-query.js';
 export { CHAT_FUSION_WEIGHTS } from './fusion.js';
 
 declare module 'fastify' {

@@ -87,6 +87,9 @@ export class RetrievalRepository {
   private readonly rankedDocuments;
   private readonly rankedDocumentsAll;
   private readonly stamp;
+  private readonly documentWords;
+  private readonly vocabularyById;
+  private readonly vocabularyByWord;
   /** readableKeys per reader scope, valid while nothing was written (see stamp): a search does not scan every document. */
   private readonly readable = new Map<string, { stamp: string; keys: ReadableKeys }>();
   /**
@@ -154,6 +157,21 @@ export class RetrievalRepository {
         ) r cross join document_keywords k on k.id = r.rowid
         order by r.bm25`.compile(db),
     );
+    // Soft term matching's reads (migration 0019): a document's chunks' word ids from the (document, ordinal) index, and
+    // the vocabulary both ways.
+    this.documentWords = prepared<{ words: Buffer }, { document: string; limit: number }>(
+      run,
+      sql<{ words: Buffer }>`select w.words as words from chunks c indexed by chunks_document cross join chunk_words w on w.chunk_rowid = c.rowid
+        where c.document_id = ${'$document'} order by c.ordinal limit ${'$limit'}`.compile(db),
+    );
+    this.vocabularyById = prepared<{ id: number; word: string }, { ids: string }>(
+      run,
+      sql<{ id: number; word: string }>`select id, word from vocabulary where id in (select value from json_each(${'$ids'}))`.compile(db),
+    );
+    this.vocabularyByWord = prepared<{ id: number; word: string }, { words: string }>(
+      run,
+      sql<{ id: number; word: string }>`select id, word from vocabulary where word in (select value from json_each(${'$words'}))`.compile(db),
+    );
     // Changes to any table by this connection, and commits by other connections: what the keys cache is stamped with.
     this.stamp = prepared<{ changes: number; version: number }, Record<string, never>>(
       run,
@@ -214,17 +232,27 @@ export class RetrievalRepository {
   }
 
   /**
-   * The texts of these documents' chunks, document by document in the order given, each in reading order, `limit` in
-   * all at most (the last document read may be cut short). For documents a search already found readable.
+   * The word ids of these documents' chunks (migration 0019), document by document in the order given, each in reading
+   * order, `limit` chunks in all at most (the last document read may be cut short). For documents a search already
+   * found readable.
    */
-  async chunkTextsOf(documentIds: string[], limit: number): Promise<Array<{ document_id: string; text: string }>> {
-    const texts: Array<{ document_id: string; text: string }> = [];
-    for (const id of documentIds) {
-      if (texts.length >= limit) break;
-      const rows = await this.db.selectFrom('chunks').select(['document_id', 'text']).where('document_id', '=', id).orderBy('ordinal').limit(limit - texts.length).execute();
-      texts.push(...rows);
+  async chunkWordsOf(documentIds: string[], limit: number): Promise<Array<{ document_id: string; words: Buffer }>> {
+    const found: Array<{ document_id: string; words: Buffer }> = [];
+    for (const document of documentIds) {
+      if (found.length >= limit) break;
+      for (const row of await this.documentWords({ document, limit: limit - found.length })) found.push({ document_id: document, words: row.words });
     }
-    return texts;
+    return found;
+  }
+
+  /** The words of these vocabulary ids (those that exist). */
+  async vocabularyWords(ids: number[]): Promise<Array<{ id: number; word: string }>> {
+    return ids.length ? this.vocabularyById({ ids: JSON.stringify(ids) }) : [];
+  }
+
+  /** The vocabulary ids of these words (those it holds). */
+  async vocabularyIds(words: string[]): Promise<Array<{ id: number; word: string }>> {
+    return words.length ? this.vocabularyByWord({ words: JSON.stringify(words) }) : [];
   }
 
   /** Rowid of the (offset+1)-th newest match, or 0 when fewer rows match. */

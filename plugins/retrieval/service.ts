@@ -5,7 +5,7 @@ import type { VectorIndex } from '../../native/vector-index/index.js';
 import { searchVectors } from '../search-index/index.js';
 import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, capPerDocument, dropNearDuplicates, fuse, passageScore, passagesInPlace, textSignature, withDocumentRanking, withSoftMatch, type DocumentPlace, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery, type KeywordPlan, type RankedMatch, type TermFrequency } from './keyword-query.js';
-import { WordVectors, chunkWords, softMatchScores, softTermWeight } from './soft-match.js';
+import { DenseRows, TERM_CACHE_BYTES, WORD_CACHE_BYTES, WordNumbering, WordVectors, softMatchScores, softTermWeight } from './soft-match.js';
 import type { ChunkHit, ReadScope, ReadableKeys, RetrievalRepository, SearchFilters } from './repository.sqlite.js';
 import { RERANK_BATCH, type CrossEncoder } from '../../native/reranker/index.js';
 import { rerankCandidates, type RerankReport, type RerankSettings } from './rerank.js';
@@ -128,7 +128,9 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 /** Hybrid retrieval: HNSW vector candidates and bounded-cost bm25 candidates, fused and deduplicated. */
 export class RetrievalService {
   private readonly queryVectors = new BoundedMap<string, Float32Array>(QUERY_VECTOR_CACHE);
-  private readonly wordVectors = new WordVectors();
+  private readonly wordVectors = new WordVectors<number>(WORD_CACHE_BYTES, () => new DenseRows());
+  private readonly termVectors = new WordVectors<string>(TERM_CACHE_BYTES, () => new Map());
+  private readonly wordNumbering = new WordNumbering();
 
   constructor(
     private readonly repository: RetrievalRepository,
@@ -298,11 +300,23 @@ export class RetrievalService {
   private async withSoftMatch(items: Scored[], frequencies: TermFrequency[], embedder: Embedder, documentOf: (item: Scored) => string, fusion: FusionSettings, budget: number): Promise<Scored[]> {
     if (!items.length) return items;
     const documents = [...new Set(items.map(documentOf))].slice(0, SOFT_MATCH_DOCUMENTS);
-    const [chunks, span] = await Promise.all([this.repository.chunkTextsOf(documents, budget), this.repository.chunkSpan()]);
+    const termWords = frequencies.map(({ term }) => term);
+    const [chunks, span, known] = await Promise.all([this.repository.chunkWordsOf(documents, budget), this.repository.chunkSpan(), this.repository.vocabularyIds(termWords)]);
     const terms = frequencies.map(({ term, df }) => ({ word: term, weight: softTermWeight(df, span) }));
-    const words = chunkWords(chunks.map((chunk) => chunk.text));
-    const vectors = await this.wordVectors.of(embedder, [...new Set([...terms.map((term) => term.word), ...words.vocabulary])]);
-    const scores = softMatchScores(terms, words, vectors);
+    const idOf = new Map(known.map(({ id, word }) => [word, id]));
+    const words = this.wordNumbering.of(
+      chunks.map((chunk) => chunk.words),
+      termWords.map((word) => idOf.get(word)),
+    );
+    await Promise.all([
+      this.termVectors.load(embedder, termWords, async (list) => new Map(list.map((word) => [word, word]))),
+      this.wordVectors.load(embedder, words.words, async (ids) => new Map((await this.repository.vocabularyWords(ids)).map(({ id, word }) => [id, word]))),
+    ]);
+    // From here to the scores, nothing awaits: the rows read are the ones just looked up.
+    const termRows = this.termVectors.copy(termWords);
+    const wordRows = this.wordVectors.rowsOf(words.words);
+    if (termRows.dimension !== wordRows.dimension) return items; // the model changed between the two loads
+    const scores = softMatchScores(terms, termRows.rows, words, wordRows);
     const best = new Map<string, number>();
     chunks.forEach((chunk, index) => best.set(chunk.document_id, Math.max(best.get(chunk.document_id) ?? 0, scores[index])));
     return withSoftMatch(items, (item) => best.get(documentOf(item)) ?? 0, fusion);

@@ -1,11 +1,28 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeWordIds } from '../../core/db/chunk-words.js';
+import { contentWords } from '../../core/text/words.js';
 import { queryWords } from './keyword-query.js';
-import { chunkWords, softMatchScores, softTermWeight } from './soft-match.js';
+import { installShippedEmbedder, loadEmbedder, type Embedder } from '../../native/embeddings/index.js';
+import { DenseRows, WordNumbering, WordVectors, softMatchScores, softTermWeight, type SoftTerm } from './soft-match.js';
 
 const unit = (...xs: number[]) => {
   const norm = Math.hypot(...xs);
   return Float32Array.from(xs.map((x) => x / norm));
 };
+
+/** Texts as the chunks' stored word ids would be, over a vocabulary numbered here (ids far apart, as a large one's are). */
+function stored(texts: string[]) {
+  const vocabulary: string[] = [];
+  const idOf = (word: string) => {
+    if (!vocabulary.includes(word)) vocabulary.push(word);
+    return 1000 + 7 * vocabulary.indexOf(word);
+  };
+  const blobs = texts.map((text) => encodeWordIds(Int32Array.from(contentWords(text), idOf)));
+  return { blobs, idOf: (word: string) => (vocabulary.includes(word) ? idOf(word) : undefined), wordOf: (id: number) => vocabulary[(id - 1000) / 7] };
+}
 
 describe('soft term matching', () => {
   const vectors = new Map([
@@ -15,13 +32,30 @@ describe('soft term matching', () => {
     ['catalogue', unit(0, 0.6, 0.8)],
     ['banana', unit(-1, 0, 0)],
   ]);
+  const rows = (words: string[]) => {
+    const packed = new Float32Array(words.length * 3);
+    words.forEach((word, index) => vectors.has(word) && packed.set(vectors.get(word)!, index * 3));
+    return packed;
+  };
+  const score = (terms: SoftTerm[], texts: string[]) => {
+    const { blobs, idOf, wordOf } = stored(texts);
+    const words = new WordNumbering().of(
+      blobs,
+      terms.map((term) => idOf(term.word)),
+    );
+    const termRows = rows(terms.map((term) => term.word));
+    // The words' vectors in a table of rows in another order, as WordVectors keeps them; a word without one: -1.
+    const spelled = [...words.words].map(wordOf).reverse();
+    const at = Int32Array.from(words.words, (id) => (vectors.has(wordOf(id)) ? spelled.indexOf(wordOf(id)) : -1));
+    return [...softMatchScores(terms, termRows, words, { rows: rows(spelled), dimension: 3, at })];
+  };
 
   it("scores each term's best word of a chunk, weighed by the term's idf; the same word counts 1", () => {
     const terms = [
       { word: 'refresh', weight: 2 },
       { word: 'lists', weight: 1 },
     ];
-    const [exact, similar, opposite, partly] = softMatchScores(terms, chunkWords(['Refresh the lists', 'update catalogue', 'banana', 'Update: banana!']), vectors);
+    const [exact, similar, opposite, partly] = score(terms, ['Refresh the lists', 'update catalogue', 'banana', 'Update: banana!']);
     expect(exact).toBeCloseTo(1);
     expect(similar).toBeCloseTo((2 * 0.8 + 1 * 0.8) / 3);
     // A word pointing away matches nothing rather than counting against the chunk.
@@ -30,9 +64,8 @@ describe('soft term matching', () => {
   });
 
   it('a word with no vector matches only itself; no terms score nothing', () => {
-    const terms = [{ word: 'xyzzy', weight: 1 }];
-    expect([...softMatchScores(terms, chunkWords(['xyzzy', 'refresh']), vectors)]).toEqual([1, 0]);
-    expect([...softMatchScores([], chunkWords(['refresh']), vectors)]).toEqual([0]);
+    expect(score([{ word: 'xyzzy', weight: 1 }], ['xyzzy', 'refresh'])).toEqual([1, 0]);
+    expect(score([], ['refresh'])).toEqual([0]);
   });
 
   it('rare terms weigh more; a term no chunk holds weighs as if one did', () => {
@@ -40,20 +73,103 @@ describe('soft term matching', () => {
     expect(softTermWeight(0, 1000)).toBe(softTermWeight(1, 1000));
   });
 
-  it("numbers each chunk's distinct content words in one vocabulary, lower-cased, as FTS5 cuts words, without function words", () => {
-    const words = chunkWords(['Run the Update, then run it twice: the lists update.', 'Lists of CAFÉ-crème 42']);
-    expect(words.vocabulary).toEqual(['run', 'update', 'twice', 'lists', 'café', 'crème', '42']);
-    expect(words.chunks.map((ids) => [...ids])).toEqual([
-      [0, 1, 2, 3],
-      [3, 4, 5, 6],
-    ]);
+  it("numbers a search's words in order of first appearance, each call afresh; a term no candidate chunk holds is -1", () => {
+    const numbering = new WordNumbering();
+    const blob = (...ids: number[]) => encodeWordIds(Int32Array.from(ids));
+    const first = numbering.of([blob(50, 3, 9), blob(9, 70000)], [3, 4, undefined, 70000]);
+    expect([...first.words]).toEqual([50, 3, 9, 70000]);
+    expect([...first.ids]).toEqual([0, 1, 2, 2, 3]);
+    expect([...first.ends]).toEqual([3, 5]);
+    expect([...first.termWords]).toEqual([1, -1, -1, 3]);
+    const second = numbering.of([blob(), blob(9)], [50, 9]);
+    expect([...second.words]).toEqual([9]);
+    expect([...second.ids]).toEqual([0]);
+    expect([...second.ends]).toEqual([0, 1]);
+    expect([...second.termWords]).toEqual([-1, 0]);
   });
 
-  it('cuts words as FTS5 unicode61 does, the same cut as the questions get: letters, digits and marks, a character beyond the BMP whole', () => {
+  it('reads a stored blob whether or not SQLite hands it 4-byte aligned', () => {
+    const aligned = encodeWordIds(Int32Array.from([5, 6]));
+    const shifted = Buffer.concat([Buffer.from([0]), aligned]).subarray(1);
+    expect([...new WordNumbering().of([shifted], []).words]).toEqual([5, 6]);
+  });
+
+  it("a chunk's words: distinct content words, lower-cased, as FTS5 cuts words (the questions' cut), without function words or very long ones", () => {
+    expect(contentWords('Run the Update, then run it twice: the lists update.')).toEqual(['run', 'update', 'twice', 'lists']);
     const text = 'Café NAÏVE 𝐀bc x_y e\u0301te 北京 — “quoted” 42nd 😀ok İstanbul';
     const expected = ['café', 'naïve', '𝐀bc', 'x', 'y', 'e\u0301te', '北京', 'quoted', '42nd', 'ok', 'i\u0307stanbul'];
     expect(queryWords(text)).toEqual(expected);
-    expect(chunkWords([text]).vocabulary).toEqual(expected);
+    expect(contentWords(text)).toEqual(expected);
+    expect(contentWords(`keep ${'x'.repeat(41)} ${'y'.repeat(40)}`)).toEqual(['keep', 'y'.repeat(40)]);
   });
 });
 
+describe('the word-vector table (the shipped Model2Vec model, for real)', () => {
+  let modelDir: string;
+  let embedder: Embedder;
+  beforeAll(async () => {
+    modelDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-word-vectors-'));
+    await installShippedEmbedder({ modelDir });
+    embedder = (await loadEmbedder({ modelDir, device: 'cpu' }))!;
+  });
+  afterAll(async () => {
+    await embedder?.close();
+    await rm(modelDir, { recursive: true, force: true });
+  });
+
+  const spelled = new Map([
+    [10, 'refresh'],
+    [11, 'update'],
+    [12, 'catalogue'],
+    [13, 'mirror'],
+    [14, 'banana'],
+    [15, 'kernel'],
+    [16, 'x'.repeat(41)],
+  ]);
+  const wordsOf = async (ids: number[]) => new Map(ids.filter((id) => spelled.has(id)).map((id) => [id, spelled.get(id)!]));
+  const rowOf = (vectors: WordVectors<number>, id: number) => vectors.rowsOf([id]).at[0];
+
+  it("keeps each word's own vector as a row, embedded once; a word it cannot name or too long a one gets none", async () => {
+    const vectors = new WordVectors<number>(1 << 20, () => new DenseRows());
+    let asked = 0;
+    const counting = async (ids: number[]) => ((asked += ids.length), wordsOf(ids));
+    await vectors.load(embedder, [10, 11, 16, 99], counting);
+    await vectors.load(embedder, [11, 10], counting);
+    expect(asked).toBe(4); // the second load found both
+    const [refresh] = await embedder.embed(['refresh']);
+    const { rows, dimension, at } = vectors.rowsOf([10, 16, 99]);
+    expect(dimension).toBe(embedder.dimension);
+    expect([...rows.subarray(at[0] * dimension, (at[0] + 1) * dimension)]).toEqual([...refresh]);
+    expect([at[1], at[2]]).toEqual([-1, -1]);
+    expect([...vectors.copy([10]).rows]).toEqual([...refresh]);
+  });
+
+  it('when full, drops the first row not read since the clock hand passed it; the rows read lately stay', async () => {
+    // Room for four rows of this model (and at least twice the words of one load).
+    const vectors = new WordVectors<number>(4 * 4 * embedder.dimension, () => new DenseRows());
+    await vectors.load(embedder, [10, 11], wordsOf);
+    await vectors.load(embedder, [12, 13], wordsOf);
+    await vectors.load(embedder, [14], wordsOf); // every row read once: the hand clears them all and takes the first
+    expect(rowOf(vectors, 10)).toBe(-1);
+    expect(rowOf(vectors, 14)).toBe(0);
+    await vectors.load(embedder, [11], wordsOf); // read again since
+    await vectors.load(embedder, [15], wordsOf);
+    expect(rowOf(vectors, 11)).toBe(1);
+    expect(rowOf(vectors, 12)).toBe(-1);
+    expect(rowOf(vectors, 15)).toBe(2);
+    const [kernel] = await embedder.embed(['kernel']);
+    expect([...vectors.copy([15]).rows]).toEqual([...kernel]);
+    // One load of more words than the bound holds keeps them all: the table grows to twice that.
+    await vectors.load(embedder, [10, 11, 12, 13, 14, 15], wordsOf);
+    expect([10, 11, 12, 13, 14, 15].map((id) => rowOf(vectors, id) >= 0)).toEqual([true, true, true, true, true, true]);
+  });
+
+  it('starts afresh for another model', async () => {
+    const vectors = new WordVectors<number>(1 << 20, () => new DenseRows());
+    await vectors.load(embedder, [10], wordsOf);
+    const other = { ...embedder, modelId: `${embedder.modelId}-other`, dimension: embedder.dimension, embed: embedder.embed.bind(embedder) } as Embedder;
+    let asked = 0;
+    await vectors.load(other, [10], async (ids) => ((asked += ids.length), wordsOf(ids)));
+    expect(asked).toBe(1);
+  });
+});

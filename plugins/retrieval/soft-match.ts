@@ -7,19 +7,21 @@
  * by word, where bm25 needs the same word and a chunk's one vector averages the answering line with the rest of the
  * chunk. Hybrid search ranks its first candidate documents by it as one more RRF list (fusion.ts, weights.soft). Only
  * for an embedder whose words mean the same alone (Embedder.tokenTable): a word's vector is then a table lookup in the
- * embedder's thread, cached here. docs/retrieval-quality.md has its figures and its cost.
+ * embedder's thread, cached here. Since session 22 a chunk's words are cut once, when it is written (its word ids,
+ * migration 0019), and the arithmetic runs in the native addon. docs/retrieval-quality.md has its figures and its cost.
  */
-import { BoundedMap } from '../../core/bounded-map.js';
+import { decodeWordIds } from '../../core/db/chunk-words.js';
+import { MAX_SOFT_WORD_LENGTH } from '../../core/text/words.js';
 import type { Embedder } from '../../native/embeddings/index.js';
-import { STOPWORDS, eachWord } from './keyword-query.js';
+import { softMatchScores as nativeSoftMatchScores } from '../../native/vector-index/index.js';
 
 /**
  * Word vectors kept between searches, in bytes at most: 64k words of a 128-dimension model, as many distinct words as
  * the evaluation's 16-19k chunks hold twice over. Least recently used goes first. Nothing is kept while soft matching is off.
  */
-const WORD_CACHE_BYTES = 32 * 1024 * 1024;
-/** Longer "words" (hashes, base64, long identifiers) never match another word softly; they still match exactly. */
-const MAX_WORD_LENGTH = 40;
+export const WORD_CACHE_BYTES = 32 * 1024 * 1024;
+/** The question words' own vectors (a term need not be in the vocabulary: no chunk may hold it). */
+export const TERM_CACHE_BYTES = 2 * 1024 * 1024;
 
 /** A question word and its weight (idf over the chunks). */
 export interface SoftTerm {
@@ -30,101 +32,217 @@ export interface SoftTerm {
 /** idf of a word found in `frequency` of `chunks` chunks; a word no chunk holds weighs as if one did. */
 export const softTermWeight = (frequency: number, chunks: number) => Math.log(1 + Math.max(chunks, 1) / Math.max(frequency, 1));
 
-/** The chunks' words as soft matching compares them: ids into one vocabulary, each chunk's distinct content words. */
+/** The candidate chunks' words for one search, numbered 0..n-1 in order of first appearance. */
 export interface ChunkWords {
-  vocabulary: string[];
-  chunks: Int32Array[];
+  /** Each distinct word's vocabulary id: word i's vector is row i. */
+  words: Int32Array;
+  /** The chunks' words as those numbers, one chunk after another; chunk i's end at `ends[i]`. */
+  ids: Int32Array;
+  ends: Int32Array;
+  /** Each term's number among the words (it meets itself at 1), or -1 when no candidate chunk holds it. */
+  termWords: Int32Array;
 }
 
 /**
- * The texts' content words (eachWord, without function words), each once a chunk, numbered in one vocabulary: one Map
- * lookup a word, and each distinct word's similarities are then computed once for all the chunks.
+ * Numbers the stored word ids of a search's chunks (~130k ids, ~6,600 distinct): a typed array indexed by vocabulary
+ * id and stamped per call, one read an id, where a Map cost a hash each.
  */
-export function chunkWords(texts: string[]): ChunkWords {
-  const idOf = new Map<string, number>();
-  const vocabulary: string[] = [];
-  const chunks = texts.map((text) => {
-    const ids = new Set<number>();
-    eachWord(text, (word) => {
-      if (STOPWORDS.has(word)) return;
-      let id = idOf.get(word);
-      if (id === undefined) {
-        idOf.set(word, (id = vocabulary.length));
-        vocabulary.push(word);
+export class WordNumbering {
+  private stamp = new Int32Array(0);
+  private number = new Int32Array(0);
+  private epoch = 0;
+
+  /** The chunks' word ids (stored blobs) and the terms' vocabulary ids (undefined: not in the vocabulary). Synchronous: one call's numbers hold until the next. */
+  of(blobs: Uint8Array[], termIds: Array<number | undefined>): ChunkWords {
+    const lists = blobs.map(decodeWordIds);
+    let total = 0;
+    let largest = -1;
+    for (const list of lists) {
+      total += list.length;
+      for (const id of list) if (id > largest) largest = id;
+    }
+    if (largest >= this.stamp.length) {
+      const size = Math.max(largest + 1, this.stamp.length * 2);
+      this.stamp = new Int32Array(size);
+      this.number = new Int32Array(size);
+    }
+    if (++this.epoch >= 0x7fffffff) {
+      this.stamp.fill(0);
+      this.epoch = 1;
+    }
+    const words: number[] = [];
+    const ids = new Int32Array(total);
+    const ends = new Int32Array(lists.length);
+    let at = 0;
+    lists.forEach((list, index) => {
+      for (const id of list) {
+        if (id < 0) continue;
+        if (this.stamp[id] !== this.epoch) {
+          this.stamp[id] = this.epoch;
+          this.number[id] = words.length;
+          words.push(id);
+        }
+        ids[at++] = this.number[id];
       }
-      ids.add(id);
+      ends[index] = at;
     });
-    return Int32Array.from(ids);
-  });
-  return { vocabulary, chunks };
+    const termWords = Int32Array.from(termIds, (id) => (id !== undefined && id >= 0 && id < this.stamp.length && this.stamp[id] === this.epoch ? this.number[id] : -1));
+    return { words: Int32Array.from(words), ids: ids.subarray(0, at), ends, termWords };
+  }
 }
 
-/** Each word's vector by the embedder in force, embedded once (in its thread, before bulk work) and then cached. */
-export class WordVectors {
-  private cache: { modelId: string; vectors: BoundedMap<string, Float32Array> } | null = null;
+/** The rows a word-vector table starts with; it doubles as it fills, up to its bound. */
+const FIRST_ROWS = 4096;
 
-  async of(embedder: Embedder, words: string[]): Promise<Map<string, Float32Array>> {
-    if (this.cache?.modelId !== embedder.modelId) {
-      this.cache = { modelId: embedder.modelId, vectors: new BoundedMap(Math.max(1, Math.floor(WORD_CACHE_BYTES / (4 * embedder.dimension)))) };
+/** Which row holds a key: a Map for words, DenseRows for vocabulary ids. */
+export interface RowIndex<Key> {
+  get(key: Key): number | undefined;
+  set(key: Key, row: number): void;
+  delete(key: Key): void;
+}
+
+/** Rows by vocabulary id in a typed array indexed by the id (4 bytes an id up to the largest): one read a word, where a Map hashed. */
+export class DenseRows implements RowIndex<number> {
+  private rows = new Int32Array(0);
+
+  get(id: number): number | undefined {
+    const row = id < this.rows.length ? this.rows[id] : -1;
+    return row >= 0 ? row : undefined;
+  }
+
+  set(id: number, row: number): void {
+    if (id >= this.rows.length) {
+      const grown = new Int32Array(Math.max(id + 1, this.rows.length * 2)).fill(-1);
+      grown.set(this.rows);
+      this.rows = grown;
     }
-    const { vectors } = this.cache;
-    const found = new Map<string, Float32Array>();
-    const missing: string[] = [];
-    for (const word of words) {
-      const vector = vectors.get(word);
-      if (vector) {
-        found.set(word, vector);
-        vectors.delete(word);
-        vectors.set(word, vector);
-      } else if (word.length <= MAX_WORD_LENGTH) missing.push(word);
+    this.rows[id] = row;
+  }
+
+  delete(id: number): void {
+    if (id < this.rows.length) this.rows[id] = -1;
+  }
+}
+
+/** The kept vectors: one array of rows, and which key each row holds. */
+interface VectorTable<Key> {
+  modelId: string;
+  dimension: number;
+  /** Rows the table may reach (maxBytes; more when one search needs more: see load). */
+  capacity: number;
+  rows: Float32Array;
+  filled: number;
+  rowOf: RowIndex<Key>;
+  keyAt: Array<Key | undefined>;
+  /** CLOCK's bit: the row was read since the hand last passed it. */
+  used: Uint8Array;
+  hand: number;
+}
+
+/**
+ * Each word's vector by the embedder in force, embedded once (in its thread, before bulk work) and kept as a row of
+ * one table under its key (a vocabulary id, or the word itself): the native scoring reads a search's ~6,600 words
+ * where they lie (copying them into one array cost ~4 ms a search). `maxBytes` bounds it, except that it always holds
+ * twice the words of the largest search (a budget far above the default with a large model); when it is full, the
+ * first row not read since the clock hand last passed it goes (CLOCK).
+ */
+export class WordVectors<Key extends number | string> {
+  private table: VectorTable<Key> | null = null;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly rowIndex: () => RowIndex<Key>,
+  ) {}
+
+  /**
+   * Embeds the keys not kept yet; `wordsOf` names them (a key it does not name, or a word longer than
+   * MAX_SOFT_WORD_LENGTH, gets no vector: it then matches only itself).
+   */
+  async load(embedder: Embedder, keys: ArrayLike<Key>, wordsOf: (keys: Key[]) => Promise<Map<Key, string>>): Promise<void> {
+    if (this.table?.modelId !== embedder.modelId) this.table = this.emptyTable(embedder);
+    const table = this.table;
+    table.capacity = Math.max(table.capacity, 2 * keys.length);
+    const missing: Key[] = [];
+    for (let index = 0; index < keys.length; index++) {
+      const row = table.rowOf.get(keys[index]);
+      if (row === undefined) missing.push(keys[index]);
+      else table.used[row] = 1;
     }
-    if (missing.length) {
-      const embedded = await embedder.embed(missing, { priority: 'query' });
-      missing.forEach((word, index) => {
-        found.set(word, embedded[index]);
-        vectors.set(word, embedded[index]);
-      });
+    if (!missing.length) return;
+    const named = await wordsOf(missing);
+    const known = missing.filter((key) => (named.get(key)?.length ?? Infinity) <= MAX_SOFT_WORD_LENGTH);
+    if (!known.length) return;
+    const embedded = await embedder.embed(
+      known.map((key) => named.get(key)!),
+      { priority: 'query' },
+    );
+    if (this.table !== table) return; // another model came in meanwhile
+    known.forEach((key, index) => this.keep(table, key, embedded[index]));
+  }
+
+  /** Where each key's vector lies in `rows` (-1: none). Synchronous: read the rows before anything else runs. */
+  rowsOf(keys: ArrayLike<Key>): { rows: Float32Array; dimension: number; at: Int32Array } {
+    const table = this.table;
+    if (!table) return { rows: new Float32Array(0), dimension: 1, at: new Int32Array(keys.length).fill(-1) };
+    const at = new Int32Array(keys.length);
+    for (let index = 0; index < keys.length; index++) at[index] = table.rowOf.get(keys[index]) ?? -1;
+    return { rows: table.rows.subarray(0, table.filled * table.dimension), dimension: table.dimension, at };
+  }
+
+  /** The keys' vectors copied into one array (zeros where none): for a few keys (the question's terms). */
+  copy(keys: ArrayLike<Key>): { rows: Float32Array; dimension: number } {
+    const { rows, dimension, at } = this.rowsOf(keys);
+    const copied = new Float32Array(keys.length * dimension);
+    at.forEach((row, index) => row >= 0 && copied.set(rows.subarray(row * dimension, (row + 1) * dimension), index * dimension));
+    return { rows: copied, dimension };
+  }
+
+  private emptyTable(embedder: Embedder): VectorTable<Key> {
+    const capacity = Math.max(1, Math.floor(this.maxBytes / (4 * embedder.dimension)));
+    const first = Math.min(capacity, FIRST_ROWS);
+    return { modelId: embedder.modelId, dimension: embedder.dimension, capacity, rows: new Float32Array(first * embedder.dimension), filled: 0, rowOf: this.rowIndex(), keyAt: [], used: new Uint8Array(first), hand: 0 };
+  }
+
+  private keep(table: VectorTable<Key>, key: Key, vector: Float32Array): void {
+    let row = table.rowOf.get(key);
+    if (row === undefined) {
+      const rowsNow = table.used.length;
+      if (table.filled === rowsNow && rowsNow < table.capacity) {
+        const grown = Math.min(table.capacity, rowsNow * 2);
+        const rows = new Float32Array(grown * table.dimension);
+        rows.set(table.rows);
+        const used = new Uint8Array(grown);
+        used.set(table.used);
+        table.rows = rows;
+        table.used = used;
+      }
+      if (table.filled < table.used.length) row = table.filled++;
+      else {
+        while (table.used[table.hand]) {
+          table.used[table.hand] = 0;
+          table.hand = (table.hand + 1) % table.filled;
+        }
+        row = table.hand;
+        table.hand = (table.hand + 1) % table.filled;
+        table.rowOf.delete(table.keyAt[row]!);
+      }
+      table.rowOf.set(key, row);
+      table.keyAt[row] = key;
     }
-    return found;
+    table.rows.set(vector.subarray(0, table.dimension), row * table.dimension);
+    table.used[row] = 1;
   }
 }
 
 /**
  * Each chunk's soft match with the terms, 0 to 1, in the order given: Σ weight × (best cosine of the term with one of
- * the chunk's words, at least 0) / Σ weight. A term meets itself at 1 whether or not it has a vector; a word without
- * one matches only itself.
+ * the chunk's words, at least 0) / Σ weight. A term meets itself at 1 (words.termWords) whether or not it has a vector;
+ * a word without one matches only itself. `termRows`: the terms' vectors; `wordRows`: where the words' vectors lie
+ * (WordVectors.rowsOf). The arithmetic runs in the native addon (native/vector-index): every distinct word against
+ * every term, then each chunk's best per term.
  */
-export function softMatchScores(terms: SoftTerm[], words: ChunkWords, vectorOf: Map<string, Float32Array>): Float64Array {
-  const scores = new Float64Array(words.chunks.length);
-  const total = terms.reduce((sum, term) => sum + term.weight, 0);
-  if (!terms.length || total <= 0) return scores;
-  const width = terms.length;
-  const termVectors = terms.map((term) => vectorOf.get(term.word));
-  // Each vocabulary word's similarity with each term, once for all the chunks holding it: row `id` of `similarities`.
-  const similarities = new Float32Array(words.vocabulary.length * width);
-  words.vocabulary.forEach((word, id) => {
-    const vector = vectorOf.get(word);
-    for (let t = 0; t < width; t++) {
-      const other = termVectors[t];
-      similarities[id * width + t] = terms[t].word === word ? 1 : vector && other ? Math.max(0, dot(vector, other)) : 0;
-    }
-  });
-  const best = new Float32Array(width);
-  words.chunks.forEach((ids, index) => {
-    best.fill(0);
-    for (const id of ids) {
-      const row = id * width;
-      for (let t = 0; t < width; t++) if (similarities[row + t] > best[t]) best[t] = similarities[row + t];
-    }
-    let sum = 0;
-    for (let t = 0; t < width; t++) sum += terms[t].weight * best[t];
-    scores[index] = sum / total;
-  });
-  return scores;
-}
-
-function dot(a: Float32Array, b: Float32Array): number {
-  let sum = 0;
-  for (let i = 0; i < a.length; i++) sum += a[i] * b[i];
-  return sum;
+export function softMatchScores(terms: SoftTerm[], termRows: Float32Array, words: ChunkWords, wordRows: { rows: Float32Array; dimension: number; at: Int32Array }): Float64Array {
+  if (!terms.length) return new Float64Array(words.ends.length);
+  const { rows, dimension, at } = wordRows;
+  return nativeSoftMatchScores(termRows, rows, dimension, at, Float64Array.from(terms, (term) => term.weight), words.termWords, words.ids, words.ends);
 }

@@ -10,7 +10,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { STOPWORDS } from '../../plugins/retrieval/keyword-query.js';
+import { STOPWORDS } from '../../core/text/words.js';
 import { listCorpus, listFolder } from './corpus.js';
 
 /** A paraphrased question shares at most this share of its content words with the text around its answer. */

@@ -5,8 +5,11 @@
  * closely each one's best chunk matches the question word by word; keyword and vector modes, an ONNX embedder and a
  * value of 0 leave it out, and retrieval_settings.weights.soft says whether it ran. The real model and service, over HTTP.
  */
+import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config.js';
+import { decodeWordIds } from '../../core/db/chunk-words.js';
+import { contentWords } from '../../core/text/words.js';
 import { importLlm } from '../../native/llm/index.js';
 import { STORIES_GGUF } from '../fixtures/models.js';
 import { installTinyEmbeddingModel } from '../fixtures/tiny-embedding-model.js';
@@ -112,6 +115,45 @@ describe('soft term matching', () => {
       expect(res.results.length).toBeGreaterThan(0);
     } finally {
       await onnx.close();
+    }
+  });
+
+  it("cuts each chunk's words once, when it is written; a box that upgrades has its chunks cut at the start and ranks the same; deleting a document drops its words", async () => {
+    const app = await startApp({ HEARTH_DEFAULT_EMBEDDER: 'shipped', SEARCH_SOFT_MATCH_CHUNKS: '500' }, await tmp(), false);
+    let box = app;
+    try {
+      const editor = (await box.userWithRole('editor')).access;
+      await upload(box, editor);
+      /** Every chunk's stored words spelled out, by chunk text. */
+      const stored = async () => {
+        const vocabulary = new Map((await box.app.db.selectFrom('vocabulary').select(['id', 'word']).execute()).map((row) => [row.id, row.word]));
+        const rows = await box.app.db.selectFrom('chunks').leftJoin('chunk_words', 'chunk_words.chunk_rowid', 'chunks.rowid').select(['chunks.text', 'chunk_words.words']).orderBy('chunks.rowid').execute();
+        return rows.map((row) => ({ text: row.text, words: row.words ? [...decodeWordIds(row.words)].map((id) => vocabulary.get(id)) : null }));
+      };
+      const written = await stored();
+      expect(written.length).toBeGreaterThan(Object.keys(DOCS).length);
+      for (const { text, words } of written) expect(words).toEqual(contentWords(text));
+      const before = await search(box, editor, { k: 5 });
+      expect(before.retrieval_settings.weights.soft).toBe(7);
+
+      // The schema before migration 0019, as a box that indexed these documents with an older Hearth has it.
+      for (const statement of ['drop trigger chunk_words_delete', 'drop trigger chunk_words_text_update', 'drop table chunk_words', 'drop table vocabulary', "delete from kysely_migration where name = '0019-chunk-words'"]) {
+        await sql.raw(statement).execute(box.app.db);
+      }
+      box = await box.restart();
+      expect(await stored()).toEqual(written);
+      expect((await search(box, editor, { k: 5 })).results.map((r) => r.filename)).toEqual(before.results.map((r) => r.filename));
+
+      const list = await box.request({ method: 'GET', url: '/api/docs', token: editor });
+      const guide = (list.json().documents as Array<{ id: string; filename: string }>).find((doc) => doc.filename === 'apt-guide.txt')!;
+      expect((await box.request({ method: 'DELETE', url: `/api/docs/${guide.id}`, token: editor })).statusCode).toBe(204);
+      await box.app.jobs.idle();
+      const left = await box.app.db.selectFrom('chunk_words').select(({ fn }) => fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const chunks = await box.app.db.selectFrom('chunks').select(({ fn }) => fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      expect(Number(left.n)).toBe(Number(chunks.n));
+      expect(Number(left.n)).toBeLessThan(written.length);
+    } finally {
+      await box.close();
     }
   });
 

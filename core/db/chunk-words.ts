@@ -1,0 +1,48 @@
+import type { Kysely } from 'kysely';
+import { contentWords } from '../text/words.js';
+import type { Database } from './schema.js';
+
+/** Words a statement binds at most (SQLite allows 32,766 parameters). */
+const WORDS_PER_STATEMENT = 500;
+
+/**
+ * Each text's distinct content words (core/text/words.ts) as vocabulary ids, the words the vocabulary lacks added
+ * (run it in the transaction that writes the chunks: a rolled-back batch leaves no ids behind).
+ */
+export async function vocabularyIds(db: Kysely<Database>, texts: string[]): Promise<Int32Array[]> {
+  const perText = texts.map(contentWords);
+  const distinct = [...new Set(perText.flat())];
+  const idOf = new Map<string, number>();
+  for (let i = 0; i < distinct.length; i += WORDS_PER_STATEMENT) {
+    const rows = await db.selectFrom('vocabulary').select(['id', 'word']).where('word', 'in', distinct.slice(i, i + WORDS_PER_STATEMENT)).execute();
+    for (const row of rows) idOf.set(row.word, row.id);
+  }
+  const missing = distinct.filter((word) => !idOf.has(word));
+  for (let i = 0; i < missing.length; i += WORDS_PER_STATEMENT) {
+    const rows = await db
+      .insertInto('vocabulary')
+      .values(missing.slice(i, i + WORDS_PER_STATEMENT).map((word) => ({ word })))
+      .returning(['id', 'word'])
+      .execute();
+    for (const row of rows) idOf.set(row.word, row.id);
+  }
+  return perText.map((list) => Int32Array.from(list, (word) => idOf.get(word)!));
+}
+
+/** Writes each chunk's word ids (chunk rowids and texts in the same order), within the caller's transaction. */
+export async function writeChunkWords(db: Kysely<Database>, rowids: number[], texts: string[]): Promise<void> {
+  const ids = await vocabularyIds(db, texts);
+  const rows = rowids.map((chunk_rowid, index) => ({ chunk_rowid, words: encodeWordIds(ids[index]) }));
+  for (let i = 0; i < rows.length; i += WORDS_PER_STATEMENT) {
+    await db.insertInto('chunk_words').values(rows.slice(i, i + WORDS_PER_STATEMENT)).execute();
+  }
+}
+
+/** Little-endian int32s (every platform Hearth builds for is little-endian). */
+export const encodeWordIds = (ids: Int32Array) => Buffer.from(ids.buffer, ids.byteOffset, ids.byteLength);
+
+/** The ids of a stored blob; copied when SQLite's buffer is not 4-byte aligned. */
+export function decodeWordIds(blob: Uint8Array): Int32Array {
+  if (blob.byteOffset % 4 === 0) return new Int32Array(blob.buffer, blob.byteOffset, blob.byteLength >> 2);
+  return new Int32Array(Uint8Array.from(blob.subarray(0, blob.byteLength & ~3)).buffer);
+}
