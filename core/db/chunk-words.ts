@@ -29,19 +29,35 @@ export async function vocabularyIds(db: Kysely<Database>, texts: string[]): Prom
   return perText.map((list) => Int32Array.from(list, (word) => idOf.get(word)!));
 }
 
-/** Writes each chunk's word ids (chunk rowids and texts in the same order), within the caller's transaction. */
-export async function writeChunkWords(db: Kysely<Database>, rowids: number[], texts: string[]): Promise<void> {
-  const ids = await vocabularyIds(db, texts);
-  const rows = rowids.map((chunk_rowid, index) => ({ chunk_rowid, words: encodeWordIds(ids[index]) }));
-  for (let i = 0; i < rows.length; i += WORDS_PER_STATEMENT) {
-    await db.insertInto('chunk_words').values(rows.slice(i, i + WORDS_PER_STATEMENT)).execute();
+/**
+ * A document's words row (document_words): each chunk's distinct content words as vocabulary ids, chunk after chunk in
+ * reading order, and each chunk's count of them. Written once all its chunks are (as its keyword row, migration 0018),
+ * within the caller's transaction; kept when it has one; nothing for a document without chunks.
+ */
+export async function writeDocumentWords(db: Kysely<Database>, documentId: string): Promise<void> {
+  if (await db.selectFrom('document_words').select('document_id').where('document_id', '=', documentId).executeTakeFirst()) return;
+  const chunks = await db.selectFrom('chunks').select('text').where('document_id', '=', documentId).orderBy('ordinal').execute();
+  if (!chunks.length) return;
+  const ids = await vocabularyIds(
+    db,
+    chunks.map((chunk) => chunk.text),
+  );
+  const words = new Int32Array(ids.reduce((sum, list) => sum + list.length, 0));
+  let at = 0;
+  for (const list of ids) {
+    words.set(list, at);
+    at += list.length;
   }
+  await db
+    .insertInto('document_words')
+    .values({ document_id: documentId, counts: encodeWordIds(Int32Array.from(ids, (list) => list.length)), words: encodeWordIds(words) })
+    .execute();
 }
 
 /** Little-endian int32s (every platform Hearth builds for is little-endian). */
 export const encodeWordIds = (ids: Int32Array) => Buffer.from(ids.buffer, ids.byteOffset, ids.byteLength);
 
-/** The ids of a stored blob; copied when SQLite's buffer is not 4-byte aligned. */
+/** The int32s of a stored blob (ids, counts); copied when SQLite's buffer is not 4-byte aligned. */
 export function decodeWordIds(blob: Uint8Array): Int32Array {
   if (blob.byteOffset % 4 === 0) return new Int32Array(blob.buffer, blob.byteOffset, blob.byteLength >> 2);
   return new Int32Array(Uint8Array.from(blob.subarray(0, blob.byteLength & ~3)).buffer);

@@ -76,10 +76,15 @@ export interface VocabularyTable {
   word: string;
 }
 
-/** A chunk's distinct content words as vocabulary ids (migration 0019): what soft term matching reads instead of the text. */
-export interface ChunkWordsTable {
-  chunk_rowid: number;
-  /** The ids as little-endian int32, in order of first appearance (core/db/chunk-words.ts). */
+/**
+ * A document's chunks' distinct content words as vocabulary ids (migration 0019): what soft term matching reads instead
+ * of the text, one row a document. Little-endian int32s (core/db/chunk-words.ts).
+ */
+export interface DocumentWordsTable {
+  document_id: string;
+  /** Each chunk's count of ids, in reading order. */
+  counts: Buffer;
+  /** The chunks' ids one chunk after another, each chunk's in order of first appearance. */
   words: Buffer;
 }
 

@@ -1,7 +1,7 @@
 import type { Generated } from 'kysely';
 import type { AuditChainAnchorTable, AuditLogTable, AuditSweepGateTable } from './audit-schema.js';
 import type { ConversationTurnsTable, ConversationsTable } from './conversations-schema.js';
-import type { ChunkWordsTable, ChunksTable, ConnectorsTable, DocumentKeywordsTable, DocumentsTable, IntegrationPagesTable, IntegrationsTable, VocabularyTable } from './documents-schema.js';
+import type { ChunksTable, ConnectorsTable, DocumentKeywordsTable, DocumentWordsTable, DocumentsTable, IntegrationPagesTable, IntegrationsTable, VocabularyTable } from './documents-schema.js';
 import type { SchedulerLeaderLockTable, SchedulesTable } from './schedules-schema.js';
 import type { ChunkMetadataTable, ChunkRuleHitsTable, DocumentRuleStateTable, MetadataRulesTable } from './metadata-schema.js';
 
@@ -11,7 +11,7 @@ export interface Database {
   chunks: ChunksTable;
   document_keywords: DocumentKeywordsTable;
   vocabulary: VocabularyTable;
-  chunk_words: ChunkWordsTable;
+  document_words: DocumentWordsTable;
   connectors: ConnectorsTable;
   integrations: IntegrationsTable;
   integration_pages: IntegrationPagesTable;

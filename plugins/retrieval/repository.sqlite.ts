@@ -157,12 +157,12 @@ export class RetrievalRepository {
         ) r cross join document_keywords k on k.id = r.rowid
         order by r.bm25`.compile(db),
     );
-    // Soft term matching's reads (migration 0019): a document's chunks' word ids from the (document, ordinal) index, and
-    // the vocabulary both ways.
-    this.documentWords = prepared<{ words: Buffer }, { document: string; limit: number }>(
+    // Soft term matching's reads (migration 0019): the candidate documents' words rows, one statement, and the
+    // vocabulary both ways.
+    this.documentWords = prepared<{ document_id: string; counts: Buffer; words: Buffer }, { documents: string }>(
       run,
-      sql<{ words: Buffer }>`select w.words as words from chunks c indexed by chunks_document cross join chunk_words w on w.chunk_rowid = c.rowid
-        where c.document_id = ${'$document'} order by c.ordinal limit ${'$limit'}`.compile(db),
+      sql<{ document_id: string; counts: Buffer; words: Buffer }>`select w.document_id as document_id, w.counts as counts, w.words as words
+        from json_each(${'$documents'}) d cross join document_words w on w.document_id = d.value order by d.key`.compile(db),
     );
     this.vocabularyById = prepared<{ id: number; word: string }, { ids: string }>(
       run,
@@ -231,18 +231,9 @@ export class RetrievalRepository {
     return first === null || last === null ? 0 : last - first + 1;
   }
 
-  /**
-   * The word ids of these documents' chunks (migration 0019), document by document in the order given, each in reading
-   * order, `limit` chunks in all at most (the last document read may be cut short). For documents a search already
-   * found readable.
-   */
-  async chunkWordsOf(documentIds: string[], limit: number): Promise<Array<{ document_id: string; words: Buffer }>> {
-    const found: Array<{ document_id: string; words: Buffer }> = [];
-    for (const document of documentIds) {
-      if (found.length >= limit) break;
-      for (const row of await this.documentWords({ document, limit: limit - found.length })) found.push({ document_id: document, words: row.words });
-    }
-    return found;
+  /** The words rows (migration 0019) of these documents, in the order given; a document without one is left out. */
+  async documentWordsOf(documentIds: string[]): Promise<Array<{ document_id: string; counts: Buffer; words: Buffer }>> {
+    return documentIds.length ? this.documentWords({ documents: JSON.stringify(documentIds) }) : [];
   }
 
   /** The words of these vocabulary ids (those that exist). */

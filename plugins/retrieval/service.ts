@@ -5,6 +5,7 @@ import type { VectorIndex } from '../../native/vector-index/index.js';
 import { searchVectors } from '../search-index/index.js';
 import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, capPerDocument, dropNearDuplicates, fuse, passageScore, passagesInPlace, textSignature, withDocumentRanking, withSoftMatch, type DocumentPlace, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery, type KeywordPlan, type RankedMatch, type TermFrequency } from './keyword-query.js';
+import { decodeWordIds } from '../../core/db/chunk-words.js';
 import { DenseRows, TERM_CACHE_BYTES, WORD_CACHE_BYTES, WordNumbering, WordVectors, softMatchScores, softTermWeight } from './soft-match.js';
 import type { ChunkHit, ReadScope, ReadableKeys, RetrievalRepository, SearchFilters } from './repository.sqlite.js';
 import { RERANK_BATCH, type CrossEncoder } from '../../native/reranker/index.js';
@@ -301,12 +302,13 @@ export class RetrievalService {
     if (!items.length) return items;
     const documents = [...new Set(items.map(documentOf))].slice(0, SOFT_MATCH_DOCUMENTS);
     const termWords = frequencies.map(({ term }) => term);
-    const [chunks, span, known] = await Promise.all([this.repository.chunkWordsOf(documents, budget), this.repository.chunkSpan(), this.repository.vocabularyIds(termWords)]);
+    const [stored, span, known] = await Promise.all([this.repository.documentWordsOf(documents), this.repository.chunkSpan(), this.repository.vocabularyIds(termWords)]);
     const terms = frequencies.map(({ term, df }) => ({ word: term, weight: softTermWeight(df, span) }));
     const idOf = new Map(known.map(({ id, word }) => [word, id]));
     const words = this.wordNumbering.of(
-      chunks.map((chunk) => chunk.words),
+      stored.map((row) => ({ counts: decodeWordIds(row.counts), words: decodeWordIds(row.words) })),
       termWords.map((word) => idOf.get(word)),
+      budget,
     );
     await Promise.all([
       this.termVectors.load(embedder, termWords, async (list) => new Map(list.map((word) => [word, word]))),
@@ -318,7 +320,7 @@ export class RetrievalService {
     if (termRows.dimension !== wordRows.dimension) return items; // the model changed between the two loads
     const scores = softMatchScores(terms, termRows.rows, words, wordRows);
     const best = new Map<string, number>();
-    chunks.forEach((chunk, index) => best.set(chunk.document_id, Math.max(best.get(chunk.document_id) ?? 0, scores[index])));
+    words.documents.forEach((document, chunk) => best.set(stored[document].document_id, Math.max(best.get(stored[document].document_id) ?? 0, scores[chunk])));
     return withSoftMatch(items, (item) => best.get(documentOf(item)) ?? 0, fusion);
   }
 

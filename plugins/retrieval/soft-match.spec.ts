@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeWordIds } from '../../core/db/chunk-words.js';
+import { decodeWordIds, encodeWordIds } from '../../core/db/chunk-words.js';
 import { contentWords } from '../../core/text/words.js';
 import { queryWords } from './keyword-query.js';
 import { installShippedEmbedder, loadEmbedder, type Embedder } from '../../native/embeddings/index.js';
@@ -13,15 +13,18 @@ const unit = (...xs: number[]) => {
   return Float32Array.from(xs.map((x) => x / norm));
 };
 
-/** Texts as the chunks' stored word ids would be, over a vocabulary numbered here (ids far apart, as a large one's are). */
+/** A document's stored words as writeDocumentWords lays them out: each chunk's count of ids, then the ids chunk after chunk. */
+const documentOf = (chunks: number[][]) => ({ counts: Int32Array.from(chunks, (ids) => ids.length), words: Int32Array.from(chunks.flat()) });
+
+/** Texts as one document's stored words, over a vocabulary numbered here (ids far apart, as a large one's are). */
 function stored(texts: string[]) {
   const vocabulary: string[] = [];
   const idOf = (word: string) => {
     if (!vocabulary.includes(word)) vocabulary.push(word);
     return 1000 + 7 * vocabulary.indexOf(word);
   };
-  const blobs = texts.map((text) => encodeWordIds(Int32Array.from(contentWords(text), idOf)));
-  return { blobs, idOf: (word: string) => (vocabulary.includes(word) ? idOf(word) : undefined), wordOf: (id: number) => vocabulary[(id - 1000) / 7] };
+  const document = documentOf(texts.map((text) => contentWords(text).map(idOf)));
+  return { document, idOf: (word: string) => (vocabulary.includes(word) ? idOf(word) : undefined), wordOf: (id: number) => vocabulary[(id - 1000) / 7] };
 }
 
 describe('soft term matching', () => {
@@ -38,10 +41,11 @@ describe('soft term matching', () => {
     return packed;
   };
   const score = (terms: SoftTerm[], texts: string[]) => {
-    const { blobs, idOf, wordOf } = stored(texts);
+    const { document, idOf, wordOf } = stored(texts);
     const words = new WordNumbering().of(
-      blobs,
+      [document],
       terms.map((term) => idOf(term.word)),
+      100,
     );
     const termRows = rows(terms.map((term) => term.word));
     // The words' vectors in a table of rows in another order, as WordVectors keeps them; a word without one: -1.
@@ -75,23 +79,34 @@ describe('soft term matching', () => {
 
   it("numbers a search's words in order of first appearance, each call afresh; a term no candidate chunk holds is -1", () => {
     const numbering = new WordNumbering();
-    const blob = (...ids: number[]) => encodeWordIds(Int32Array.from(ids));
-    const first = numbering.of([blob(50, 3, 9), blob(9, 70000)], [3, 4, undefined, 70000]);
+    const first = numbering.of([documentOf([[50, 3, 9]]), documentOf([[9, 70000]])], [3, 4, undefined, 70000], 100);
     expect([...first.words]).toEqual([50, 3, 9, 70000]);
     expect([...first.ids]).toEqual([0, 1, 2, 2, 3]);
     expect([...first.ends]).toEqual([3, 5]);
+    expect([...first.documents]).toEqual([0, 1]);
     expect([...first.termWords]).toEqual([1, -1, -1, 3]);
-    const second = numbering.of([blob(), blob(9)], [50, 9]);
+    const second = numbering.of([documentOf([[], [9]])], [50, 9], 100);
     expect([...second.words]).toEqual([9]);
     expect([...second.ids]).toEqual([0]);
     expect([...second.ends]).toEqual([0, 1]);
+    expect([...second.documents]).toEqual([0, 0]);
     expect([...second.termWords]).toEqual([-1, 0]);
+  });
+
+  it('takes the chunks in the order given up to the budget, the last document cut short and the rest left out', () => {
+    const words = new WordNumbering().of([documentOf([[1, 2], [3]]), documentOf([[4], [5, 6], [7]]), documentOf([[8]])], [7, 5], 4);
+    expect([...words.words]).toEqual([1, 2, 3, 4, 5, 6]);
+    expect([...words.ends]).toEqual([2, 3, 4, 6]);
+    expect([...words.documents]).toEqual([0, 0, 1, 1]);
+    expect([...words.termWords]).toEqual([-1, 4]);
   });
 
   it('reads a stored blob whether or not SQLite hands it 4-byte aligned', () => {
     const aligned = encodeWordIds(Int32Array.from([5, 6]));
     const shifted = Buffer.concat([Buffer.from([0]), aligned]).subarray(1);
-    expect([...new WordNumbering().of([shifted], []).words]).toEqual([5, 6]);
+    expect(shifted.byteOffset % 4).not.toBe(0);
+    expect([...decodeWordIds(shifted)]).toEqual([5, 6]);
+    expect([...decodeWordIds(aligned)]).toEqual([5, 6]);
   });
 
   it("a chunk's words: distinct content words, lower-cased, as FTS5 cuts words (the questions' cut), without function words or very long ones", () => {

@@ -10,7 +10,6 @@
  * embedder's thread, cached here. Since session 22 a chunk's words are cut once, when it is written (its word ids,
  * migration 0019), and the arithmetic runs in the native addon. docs/retrieval-quality.md has its figures and its cost.
  */
-import { decodeWordIds } from '../../core/db/chunk-words.js';
 import { MAX_SOFT_WORD_LENGTH } from '../../core/text/words.js';
 import type { Embedder } from '../../native/embeddings/index.js';
 import { softMatchScores as nativeSoftMatchScores } from '../../native/vector-index/index.js';
@@ -39,8 +38,16 @@ export interface ChunkWords {
   /** The chunks' words as those numbers, one chunk after another; chunk i's end at `ends[i]`. */
   ids: Int32Array;
   ends: Int32Array;
+  /** Each chunk's document: its index in the documents given. */
+  documents: Int32Array;
   /** Each term's number among the words (it meets itself at 1), or -1 when no candidate chunk holds it. */
   termWords: Int32Array;
+}
+
+/** A document's stored words (migration 0019): each chunk's count of word ids, and the ids chunk after chunk. */
+export interface DocumentWords {
+  counts: Int32Array;
+  words: Int32Array;
 }
 
 /**
@@ -48,18 +55,30 @@ export interface ChunkWords {
  * id and stamped per call, one read an id, where a Map cost a hash each.
  */
 export class WordNumbering {
+  /** Per vocabulary id: the call that last met it, and its number then. */
   private stamp = new Int32Array(0);
   private number = new Int32Array(0);
   private epoch = 0;
 
-  /** The chunks' word ids (stored blobs) and the terms' vocabulary ids (undefined: not in the vocabulary). Synchronous: one call's numbers hold until the next. */
-  of(blobs: Uint8Array[], termIds: Array<number | undefined>): ChunkWords {
-    const lists = blobs.map(decodeWordIds);
+  /**
+   * The documents' chunks in the order given, each document's in reading order, `budget` chunks at most (the last
+   * document read may be cut short); `termIds`: the terms' vocabulary ids (undefined: not in the vocabulary).
+   * Synchronous: one call's numbers hold until the next.
+   */
+  of(documents: DocumentWords[], termIds: Array<number | undefined>, budget: number): ChunkWords {
+    const taken: Array<{ chunks: number; ids: number }> = [];
+    let chunkCount = 0;
     let total = 0;
     let largest = -1;
-    for (const list of lists) {
-      total += list.length;
-      for (const id of list) if (id > largest) largest = id;
+    for (const { counts, words } of documents) {
+      const chunks = Math.min(counts.length, Math.max(0, budget - chunkCount));
+      let ids = 0;
+      for (let c = 0; c < chunks; c++) ids += counts[c];
+      ids = Math.min(ids, words.length);
+      for (let i = 0; i < ids; i++) if (words[i] > largest) largest = words[i];
+      taken.push({ chunks, ids });
+      chunkCount += chunks;
+      total += ids;
     }
     if (largest >= this.stamp.length) {
       const size = Math.max(largest + 1, this.stamp.length * 2);
@@ -70,24 +89,36 @@ export class WordNumbering {
       this.stamp.fill(0);
       this.epoch = 1;
     }
-    const words: number[] = [];
+    const { stamp, number, epoch } = this;
+    const words = new Int32Array(total);
     const ids = new Int32Array(total);
-    const ends = new Int32Array(lists.length);
+    const ends = new Int32Array(chunkCount);
+    const documentOf = new Int32Array(chunkCount);
+    let distinct = 0;
     let at = 0;
-    lists.forEach((list, index) => {
-      for (const id of list) {
-        if (id < 0) continue;
-        if (this.stamp[id] !== this.epoch) {
-          this.stamp[id] = this.epoch;
-          this.number[id] = words.length;
-          words.push(id);
+    let chunk = 0;
+    for (let index = 0; index < documents.length; index++) {
+      const { counts, words: stored } = documents[index];
+      const { chunks, ids: count } = taken[index];
+      let read = 0;
+      for (let c = 0; c < chunks; c++) {
+        const end = Math.min(count, read + counts[c]);
+        for (; read < end; read++) {
+          const id = stored[read];
+          if (id < 0) continue;
+          if (stamp[id] !== epoch) {
+            stamp[id] = epoch;
+            number[id] = distinct;
+            words[distinct++] = id;
+          }
+          ids[at++] = number[id];
         }
-        ids[at++] = this.number[id];
+        ends[chunk] = at;
+        documentOf[chunk++] = index;
       }
-      ends[index] = at;
-    });
-    const termWords = Int32Array.from(termIds, (id) => (id !== undefined && id >= 0 && id < this.stamp.length && this.stamp[id] === this.epoch ? this.number[id] : -1));
-    return { words: Int32Array.from(words), ids: ids.subarray(0, at), ends, termWords };
+    }
+    const termWords = Int32Array.from(termIds, (id) => (id !== undefined && id >= 0 && id < stamp.length && stamp[id] === epoch ? number[id] : -1));
+    return { words: words.subarray(0, distinct), ids: ids.subarray(0, at), ends, documents: documentOf, termWords };
   }
 }
 

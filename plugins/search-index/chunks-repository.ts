@@ -1,5 +1,4 @@
 import { type Insertable, sql } from 'kysely';
-import { writeChunkWords } from '../../core/db/chunk-words.js';
 import type { Db } from '../../core/db/database.js';
 import type { ChunksTable } from '../../core/db/documents-schema.js';
 import { readableBy } from '../groups/index.js';
@@ -41,8 +40,8 @@ export class ChunksRepository {
 
   /**
    * Inserts one batch in one transaction, a multi-row INSERT per 500 rows (well under SQLite's
-   * bound-parameter limit), with each chunk's word ids for soft term matching (core/db/chunk-words.ts); returns the
-   * rowids in input order (RETURNING's order is unspecified, so they are matched by chunk id).
+   * bound-parameter limit); returns the rowids in input order (RETURNING's order is unspecified,
+   * so they are matched by chunk id).
    */
   async insertBatch(chunks: NewChunk[]): Promise<number[]> {
     if (chunks.length === 0) return [];
@@ -52,13 +51,7 @@ export class ChunksRepository {
         const rows = await trx.insertInto('chunks').values(chunks.slice(i, i + INSERT_ROWS_PER_STATEMENT)).returning(['rowid', 'id']).execute();
         for (const row of rows) rowidOf.set(row.id, row.rowid);
       }
-      const rowids = chunks.map((chunk) => rowidOf.get(chunk.id)!);
-      await writeChunkWords(
-        trx,
-        rowids,
-        chunks.map((chunk) => chunk.text),
-      );
-      return rowids;
+      return chunks.map((chunk) => rowidOf.get(chunk.id)!);
     });
   }
 

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { writeDocumentWords } from '../../core/db/chunk-words.js';
 import type { Db } from '../../core/db/database.js';
 
 /**
@@ -9,9 +10,15 @@ import type { Db } from '../../core/db/database.js';
 export class DocumentKeywords {
   constructor(private readonly db: Db) {}
 
-  /** Indexes a document's whole text from its chunks, unless it already is; nothing for a document without chunks. */
+  /**
+   * Indexes a document's whole text from its chunks, unless it already is; nothing for a document without chunks. Its
+   * chunks' word ids for soft term matching are written with it (core/db/chunk-words.ts: the same lifecycle).
+   */
   async index(documentId: string): Promise<void> {
-    await this.db.transaction().execute((trx) => writeDocumentKeywords(trx, documentId));
+    await this.db.transaction().execute(async (trx) => {
+      await writeDocumentKeywords(trx, documentId);
+      await writeDocumentWords(trx, documentId);
+    });
   }
 }
 

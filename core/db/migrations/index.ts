@@ -17,7 +17,7 @@ import * as m0015 from './0015-orphaned-rules.js';
 import * as m0016 from './0016-chunk-document-index.js';
 import * as m0017 from './0017-document-access-index.js';
 import * as m0018 from './0018-document-keywords.js';
-import * as m0019 from './0019-chunk-words.js';
+import * as m0019 from './0019-document-words.js';
 
 /** Numbered, forward-only. Append; never edit a migration that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -39,5 +39,5 @@ export const migrations: Record<string, Migration> = {
   '0016-chunk-document-index': m0016,
   '0017-document-access-index': m0017,
   '0018-document-keywords': m0018,
-  '0019-chunk-words': m0019,
+  '0019-document-words': m0019,
 };
