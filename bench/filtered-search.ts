@@ -5,6 +5,7 @@
  * `p1` when d % 100 == 0, to `p10` when d % 10 == 0, and to `half` when d is even, else to `other`.
  * BENCH_FILTERED_ONLY=50% (a comma list) measures only those filters; BENCH_FILTERED_STAGES=1 adds each retrieval
  * stage's mean wall time and the main thread's CPU time per request (docs/performance.md, session 17).
+ * SEARCH_SOFT_MATCH_CHUNKS turns soft term matching on (session 22; it runs with BENCH_SEARCH_MODEL=shipped).
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -67,7 +68,9 @@ export const groupsOf = (d: number) => [...(d % 100 === 0 ? ['p1'] : []), ...(d 
 
 export async function benchFilteredSearch(chunks: number, queryCount: number, embedder: Embedder): Promise<FilteredSearchResult> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-bench-filtered-'));
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'WARNING', HEARTH_DEFAULT_EMBEDDER: 'off', JWT_SECRET_KEY: 'bench-secret-that-is-long-enough-for-hs256', MFA_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') }, { secretDirs: [] });
+  // SEARCH_SOFT_MATCH_CHUNKS passes through: soft term matching's cost at this size (with a token-table model: BENCH_SEARCH_MODEL=shipped).
+  const soft = process.env.SEARCH_SOFT_MATCH_CHUNKS === undefined ? {} : { SEARCH_SOFT_MATCH_CHUNKS: process.env.SEARCH_SOFT_MATCH_CHUNKS };
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'WARNING', HEARTH_DEFAULT_EMBEDDER: 'off', JWT_SECRET_KEY: 'bench-secret-that-is-long-enough-for-hs256', MFA_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'), ...soft }, { secretDirs: [] });
   const app: FastifyInstance = await buildApp({ config });
   try {
     await app.ready();

@@ -15,10 +15,10 @@ import type { Embedder } from '../../native/embeddings/index.js';
 import { softMatchScores as nativeSoftMatchScores } from '../../native/vector-index/index.js';
 
 /**
- * Word vectors kept between searches, in bytes at most: 64k words of a 128-dimension model, as many distinct words as
- * the evaluation's 16-19k chunks hold twice over. Least recently used goes first. Nothing is kept while soft matching is off.
+ * Word vectors kept between searches, in bytes at most (int8 rows and their scales): ~126k words of a 128-dimension
+ * model, more than the evaluation's 16-19k chunks hold (~60k). Nothing is kept while soft matching is off.
  */
-export const WORD_CACHE_BYTES = 32 * 1024 * 1024;
+export const WORD_CACHE_BYTES = 16 * 1024 * 1024;
 /** The question words' own vectors (a term need not be in the vocabulary: no chunk may hold it). */
 export const TERM_CACHE_BYTES = 2 * 1024 * 1024;
 
@@ -155,13 +155,32 @@ export class DenseRows implements RowIndex<number> {
   }
 }
 
+/** Rows of word vectors as the native scoring reads them: int8 components, row r's times scales[r]. */
+export interface QuantisedRows {
+  rows: Int8Array;
+  scales: Float32Array;
+  dimension: number;
+}
+
+/** Writes `vector` as row `row` of `table`: each component / (largest magnitude / 127), rounded (cosine within ~0.005). */
+export function quantiseInto(table: QuantisedRows, row: number, vector: Float32Array): void {
+  const { rows, scales, dimension } = table;
+  let largest = 0;
+  for (let i = 0; i < dimension; i++) largest = Math.max(largest, Math.abs(vector[i]));
+  const scale = largest / 127;
+  scales[row] = scale;
+  const at = row * dimension;
+  for (let i = 0; i < dimension; i++) rows[at + i] = scale > 0 ? Math.round(vector[i] / scale) : 0;
+}
+
 /** The kept vectors: one array of rows, and which key each row holds. */
 interface VectorTable<Key> {
   modelId: string;
   dimension: number;
   /** Rows the table may reach (maxBytes; more when one search needs more: see load). */
   capacity: number;
-  rows: Float32Array;
+  rows: Int8Array;
+  scales: Float32Array;
   filled: number;
   rowOf: RowIndex<Key>;
   keyAt: Array<Key | undefined>;
@@ -172,8 +191,9 @@ interface VectorTable<Key> {
 
 /**
  * Each word's vector by the embedder in force, embedded once (in its thread, before bulk work) and kept as a row of
- * one table under its key (a vocabulary id, or the word itself): the native scoring reads a search's ~6,600 words
- * where they lie (copying them into one array cost ~4 ms a search). `maxBytes` bounds it, except that it always holds
+ * one table under its key (a vocabulary id, or the word itself), as int8 (quantiseInto: a quarter of float32, so 256k
+ * words of 128 dimensions in 32 MB): the native scoring reads a search's ~6,600 words where they lie (copying them
+ * into one array cost ~4 ms a search), and reading them was most of its time as float32. `maxBytes` bounds it, except that it always holds
  * twice the words of the largest search (a budget far above the default with a large model); when it is full, the
  * first row not read since the clock hand last passed it goes (CLOCK).
  */
@@ -212,26 +232,28 @@ export class WordVectors<Key extends number | string> {
   }
 
   /** Where each key's vector lies in `rows` (-1: none). Synchronous: read the rows before anything else runs. */
-  rowsOf(keys: ArrayLike<Key>): { rows: Float32Array; dimension: number; at: Int32Array } {
+  rowsOf(keys: ArrayLike<Key>): QuantisedRows & { at: Int32Array } {
     const table = this.table;
-    if (!table) return { rows: new Float32Array(0), dimension: 1, at: new Int32Array(keys.length).fill(-1) };
+    if (!table) return { rows: new Int8Array(0), scales: new Float32Array(0), dimension: 1, at: new Int32Array(keys.length).fill(-1) };
     const at = new Int32Array(keys.length);
     for (let index = 0; index < keys.length; index++) at[index] = table.rowOf.get(keys[index]) ?? -1;
-    return { rows: table.rows.subarray(0, table.filled * table.dimension), dimension: table.dimension, at };
+    return { rows: table.rows.subarray(0, table.filled * table.dimension), scales: table.scales.subarray(0, table.filled), dimension: table.dimension, at };
   }
 
-  /** The keys' vectors copied into one array (zeros where none): for a few keys (the question's terms). */
+  /** The keys' vectors as floats, one after another (zeros where none): for a few keys (the question's terms). */
   copy(keys: ArrayLike<Key>): { rows: Float32Array; dimension: number } {
-    const { rows, dimension, at } = this.rowsOf(keys);
+    const { rows, scales, dimension, at } = this.rowsOf(keys);
     const copied = new Float32Array(keys.length * dimension);
-    at.forEach((row, index) => row >= 0 && copied.set(rows.subarray(row * dimension, (row + 1) * dimension), index * dimension));
+    at.forEach((row, index) => {
+      for (let i = 0; row >= 0 && i < dimension; i++) copied[index * dimension + i] = rows[row * dimension + i] * scales[row];
+    });
     return { rows: copied, dimension };
   }
 
   private emptyTable(embedder: Embedder): VectorTable<Key> {
-    const capacity = Math.max(1, Math.floor(this.maxBytes / (4 * embedder.dimension)));
+    const capacity = Math.max(1, Math.floor(this.maxBytes / (embedder.dimension + 4)));
     const first = Math.min(capacity, FIRST_ROWS);
-    return { modelId: embedder.modelId, dimension: embedder.dimension, capacity, rows: new Float32Array(first * embedder.dimension), filled: 0, rowOf: this.rowIndex(), keyAt: [], used: new Uint8Array(first), hand: 0 };
+    return { modelId: embedder.modelId, dimension: embedder.dimension, capacity, rows: new Int8Array(first * embedder.dimension), scales: new Float32Array(first), filled: 0, rowOf: this.rowIndex(), keyAt: [], used: new Uint8Array(first), hand: 0 };
   }
 
   private keep(table: VectorTable<Key>, key: Key, vector: Float32Array): void {
@@ -240,8 +262,11 @@ export class WordVectors<Key extends number | string> {
       const rowsNow = table.used.length;
       if (table.filled === rowsNow && rowsNow < table.capacity) {
         const grown = Math.min(table.capacity, rowsNow * 2);
-        const rows = new Float32Array(grown * table.dimension);
+        const rows = new Int8Array(grown * table.dimension);
         rows.set(table.rows);
+        const scales = new Float32Array(grown);
+        scales.set(table.scales);
+        table.scales = scales;
         const used = new Uint8Array(grown);
         used.set(table.used);
         table.rows = rows;
@@ -260,7 +285,7 @@ export class WordVectors<Key extends number | string> {
       table.rowOf.set(key, row);
       table.keyAt[row] = key;
     }
-    table.rows.set(vector.subarray(0, table.dimension), row * table.dimension);
+    quantiseInto(table, row, vector);
     table.used[row] = 1;
   }
 }
@@ -272,8 +297,8 @@ export class WordVectors<Key extends number | string> {
  * (WordVectors.rowsOf). The arithmetic runs in the native addon (native/vector-index): every distinct word against
  * every term, then each chunk's best per term.
  */
-export function softMatchScores(terms: SoftTerm[], termRows: Float32Array, words: ChunkWords, wordRows: { rows: Float32Array; dimension: number; at: Int32Array }): Float64Array {
+export function softMatchScores(terms: SoftTerm[], termRows: Float32Array, words: ChunkWords, wordRows: QuantisedRows & { at: Int32Array }): Float64Array {
   if (!terms.length) return new Float64Array(words.ends.length);
-  const { rows, dimension, at } = wordRows;
-  return nativeSoftMatchScores(termRows, rows, dimension, at, Float64Array.from(terms, (term) => term.weight), words.termWords, words.ids, words.ends);
+  const { rows, scales, dimension, at } = wordRows;
+  return nativeSoftMatchScores(termRows, rows, scales, dimension, at, Float64Array.from(terms, (term) => term.weight), words.termWords, words.ids, words.ends);
 }

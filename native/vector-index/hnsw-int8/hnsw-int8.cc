@@ -674,9 +674,10 @@ Napi::Value Index::SearchKnnAsync(const Napi::CallbackInfo& info) {
 // Soft term matching's scoring (plugins/retrieval/soft-match.ts), here because it is the one loop of a search that
 // multiplies thousands of vectors: each of the question's terms against each distinct word of the candidate chunks
 // (~6,600 words × 8 terms × 128 dimensions a search took ~25 ms in JavaScript), then each chunk's best match per
-// term. Arguments: the terms' vectors (t × dim); the word-vector cache's rows (any number × dim) and, per word, its row
-// there (-1: no vector); the dimension; the terms' weights (t); each term's own word among the words or -1 (it meets
-// itself at 1); the chunks' words one after another and where each chunk's end. Returns each chunk's
+// term. Arguments: the terms' vectors (t × dim); the word-vector table's rows (any number × dim, int8, each row's
+// components × its scale: a quarter of float32's memory to read, the words' rows lying anywhere in it) and scales; the
+// dimension; per word its row (-1: no vector); the terms' weights (t); each term's own word among the words or -1 (it
+// meets itself at 1); the chunks' words one after another and where each chunk's end. Returns each chunk's
 // Σ weight × best / Σ weight, best being the term's largest similarity (at least 0) with one of the chunk's words.
 template <typename Element, napi_typedarray_type kType>
 Napi::TypedArrayOf<Element> TypedArgument(const Napi::CallbackInfo& info, size_t at, const char* name) {
@@ -709,54 +710,57 @@ __attribute__((target("avx2,fma"))) float HorizontalSum(__m256 sum) {
   return _mm_cvtss_f32(lanes);
 }
 
-// The same with AVX2 and FMA where the CPU has them: up to eight terms at once, each 8-float slice of the word loaded
-// once for all of them and each term's sum in its own register (~3x the SSE2 loop here). Sums in another order than
-// Similarities: the last bits may differ, not the ranking. Dimensions that are not a multiple of 8 finish in scalar.
-__attribute__((target("avx2,fma"))) void SimilaritiesAvx2(const float* word, const float* terms, size_t width, size_t dim, float* out) {
+// The same with AVX2 and FMA where the CPU has them, straight from the int8 row: eight terms at once (`terms` holds
+// `blocks` × 8 rows, zero rows past the last term), each 8-component slice of the word widened to floats once for all
+// eight and each term's sum in its own register. Sums in another order than Similarities: the last bits may differ,
+// not the ranking. Dimensions not a multiple of 8 finish in scalar.
+__attribute__((target("avx2,fma"))) void SimilaritiesAvx2(const int8_t* row, float scale, const float* terms, size_t blocks, size_t dim, float* out) {
   const size_t whole = dim & ~size_t(7);
-  for (size_t first = 0; first < width; first += 8) {
-    const size_t count = std::min<size_t>(8, width - first);
+  for (size_t block = 0; block < blocks; ++block) {
+    const float* base = terms + block * 8 * dim;
     __m256 sums[8];
-    for (size_t t = 0; t < 8; ++t) sums[t] = _mm256_setzero_ps();
+#pragma GCC unroll 8
+    for (int t = 0; t < 8; ++t) sums[t] = _mm256_setzero_ps();
     for (size_t i = 0; i < whole; i += 8) {
-      const __m256 slice = _mm256_loadu_ps(word + i);
-      for (size_t t = 0; t < count; ++t) sums[t] = _mm256_fmadd_ps(slice, _mm256_loadu_ps(terms + (first + t) * dim + i), sums[t]);
+      const __m256 slice = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + i))));
+#pragma GCC unroll 8
+      for (int t = 0; t < 8; ++t) sums[t] = _mm256_fmadd_ps(slice, _mm256_loadu_ps(base + t * dim + i), sums[t]);
     }
-    for (size_t t = 0; t < count; ++t) {
+    for (int t = 0; t < 8; ++t) {
       float dot = HorizontalSum(sums[t]);
-      const float* term = terms + (first + t) * dim;
-      for (size_t i = whole; i < dim; ++i) dot += word[i] * term[i];
-      out[first + t] = std::max(0.0f, dot);
+      for (size_t i = whole; i < dim; ++i) dot += static_cast<float>(row[i]) * base[t * dim + i];
+      out[block * 8 + t] = std::max(0.0f, dot * scale);
     }
   }
 }
-#endif
 
-// Chosen on the first call (the CPU's features are read then, not while the addon is being loaded).
-void WordSimilarities(const float* word, const float* terms, size_t width, size_t dim, float* out) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// Read once, on the first call (not while the addon is being loaded, before the CPU's features are known).
+bool HasAvx2() {
   static const bool avx2 = (__builtin_cpu_init(), __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
-  if (avx2) return SimilaritiesAvx2(word, terms, width, dim, out);
-#endif
-  Similarities(word, terms, width, dim, out);
+  return avx2;
 }
+#else
+bool HasAvx2() { return false; }
+void SimilaritiesAvx2(const int8_t*, float, const float*, size_t, size_t, float*) {}
+#endif
 
 Napi::Value SoftMatchScores(const Napi::CallbackInfo& info) {
   const Napi::Env env = info.Env();
   auto terms = TypedArgument<float, napi_float32_array>(info, 0, "terms");
-  auto rows = TypedArgument<float, napi_float32_array>(info, 1, "rows");
-  if (info.Length() < 3 || !info[2].IsNumber()) throw Napi::TypeError::New(env, "dimension must be a number");
-  const int64_t dimension = info[2].As<Napi::Number>().Int64Value();
-  auto word_rows = TypedArgument<int32_t, napi_int32_array>(info, 3, "wordRows");
-  auto weights = TypedArgument<double, napi_float64_array>(info, 4, "weights");
-  auto term_words = TypedArgument<int32_t, napi_int32_array>(info, 5, "termWords");
-  auto chunk_words = TypedArgument<int32_t, napi_int32_array>(info, 6, "chunkWords");
-  auto chunk_ends = TypedArgument<int32_t, napi_int32_array>(info, 7, "chunkEnds");
+  auto rows = TypedArgument<int8_t, napi_int8_array>(info, 1, "rows");
+  auto scales = TypedArgument<float, napi_float32_array>(info, 2, "scales");
+  if (info.Length() < 4 || !info[3].IsNumber()) throw Napi::TypeError::New(env, "dimension must be a number");
+  const int64_t dimension = info[3].As<Napi::Number>().Int64Value();
+  auto word_rows = TypedArgument<int32_t, napi_int32_array>(info, 4, "wordRows");
+  auto weights = TypedArgument<double, napi_float64_array>(info, 5, "weights");
+  auto term_words = TypedArgument<int32_t, napi_int32_array>(info, 6, "termWords");
+  auto chunk_words = TypedArgument<int32_t, napi_int32_array>(info, 7, "chunkWords");
+  auto chunk_ends = TypedArgument<int32_t, napi_int32_array>(info, 8, "chunkEnds");
   if (dimension < 1 || terms.ElementLength() % dimension || rows.ElementLength() % dimension)
     throw Napi::RangeError::New(env, "vectors must be whole rows of the dimension");
   const size_t dim = static_cast<size_t>(dimension);
   const size_t width = terms.ElementLength() / dim;
-  const int64_t row_count = static_cast<int64_t>(rows.ElementLength() / dim);
+  const int64_t row_count = static_cast<int64_t>(std::min(rows.ElementLength() / dim, scales.ElementLength()));
   const size_t count = word_rows.ElementLength();
   for (size_t w = 0; w < count; ++w)
     if (word_rows[w] < -1 || word_rows[w] >= row_count) throw Napi::RangeError::New(env, "a word's row is out of range");
@@ -774,25 +778,37 @@ Napi::Value SoftMatchScores(const Napi::CallbackInfo& info) {
   for (size_t i = 0; i < static_cast<size_t>(previous); ++i)
     if (chunk_words[i] < 0 || static_cast<size_t>(chunk_words[i]) >= count) throw Napi::RangeError::New(env, "a chunk's word is out of range");
 
-  // Row w of `similarity`: word w against each term.
-  std::vector<float> similarity(count * width, 0.0f);
-  const float* term_data = terms.Data();
-  const float* row_data = rows.Data();
+  // Row w of `similarity`: word w against each term (`stride` values a row: the terms rounded up to eights).
+  const size_t blocks = (width + 7) / 8;
+  const size_t stride = blocks * 8;
+  std::vector<float> padded(stride * dim, 0.0f);
+  std::copy(terms.Data(), terms.Data() + width * dim, padded.begin());
+  std::vector<float> similarity(count * stride, 0.0f);
+  const int8_t* row_data = rows.Data();
+  const bool avx2 = HasAvx2();
+  std::vector<float> word(dim);
   // The words' rows lie anywhere in the table: each is asked for from memory a few words ahead of its turn.
   constexpr size_t kAhead = 4;
   const auto prefetch = [&](size_t w) {
     if (w >= count || word_rows[w] < 0) return;
-    const char* row = reinterpret_cast<const char*>(row_data + static_cast<size_t>(word_rows[w]) * dim);
-    for (size_t at = 0; at < dim * sizeof(float); at += 64) __builtin_prefetch(row + at);
+    const int8_t* row = row_data + static_cast<size_t>(word_rows[w]) * dim;
+    for (size_t at = 0; at < dim; at += 64) __builtin_prefetch(row + at);
   };
   for (size_t w = 0; w < std::min(count, kAhead); ++w) prefetch(w);
   for (size_t w = 0; w < count; ++w) {
     prefetch(w + kAhead);
     if (word_rows[w] < 0) continue;
-    WordSimilarities(row_data + static_cast<size_t>(word_rows[w]) * dim, term_data, width, dim, similarity.data() + w * width);
+    const size_t row = static_cast<size_t>(word_rows[w]);
+    const int8_t* quantised = row_data + row * dim;
+    if (avx2) {
+      SimilaritiesAvx2(quantised, scales[row], padded.data(), blocks, dim, similarity.data() + w * stride);
+      continue;
+    }
+    for (size_t i = 0; i < dim; ++i) word[i] = static_cast<float>(quantised[i]) * scales[row];
+    Similarities(word.data(), padded.data(), width, dim, similarity.data() + w * stride);
   }
   for (size_t t = 0; t < width; ++t)
-    if (term_words[t] >= 0) similarity[static_cast<size_t>(term_words[t]) * width + t] = 1.0f;
+    if (term_words[t] >= 0) similarity[static_cast<size_t>(term_words[t]) * stride + t] = 1.0f;
 
   double total = 0;
   for (size_t t = 0; t < width; ++t) total += weights[t];
@@ -803,7 +819,7 @@ Napi::Value SoftMatchScores(const Napi::CallbackInfo& info) {
     std::fill(best.begin(), best.end(), 0.0f);
     const size_t end = static_cast<size_t>(chunk_ends[c]);
     for (size_t i = start; i < end; ++i) {
-      const float* row = similarity.data() + static_cast<size_t>(chunk_words[i]) * width;
+      const float* row = similarity.data() + static_cast<size_t>(chunk_words[i]) * stride;
       for (size_t t = 0; t < width; ++t) best[t] = std::max(best[t], row[t]);
     }
     double sum = 0;

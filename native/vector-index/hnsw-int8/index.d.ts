@@ -36,10 +36,11 @@ declare namespace addon {
   /**
    * Soft term matching's scores (plugins/retrieval/soft-match.ts): for each chunk, Σ weight × best / Σ weight, best
    * being a term's largest similarity (dot product, at least 0) with one of the chunk's words, and 1 with its own word
-   * (termWords: its index among the words, or -1). terms: t rows of `dimension` floats; rows: a table of word vectors,
-   * wordRows: each word's row in it (-1: none, it matches only itself); chunkWords: the chunks' word indexes one after
-   * another, chunkEnds: where each chunk's end. Throws on lengths, rows or indexes out of range.
+   * (termWords: its index among the words, or -1). terms: t rows of `dimension` floats; rows: a table of word vectors
+   * as int8, row r's components times scales[r]; wordRows: each word's row in it (-1: none, it matches only itself);
+   * chunkWords: the chunks' word indexes one after another, chunkEnds: where each chunk's end. Throws on lengths, rows
+   * or indexes out of range.
    */
-  function softMatchScores(terms: Float32Array, rows: Float32Array, dimension: number, wordRows: Int32Array, weights: Float64Array, termWords: Int32Array, chunkWords: Int32Array, chunkEnds: Int32Array): Float64Array;
+  function softMatchScores(terms: Float32Array, rows: Int8Array, scales: Float32Array, dimension: number, wordRows: Int32Array, weights: Float64Array, termWords: Int32Array, chunkWords: Int32Array, chunkEnds: Int32Array): Float64Array;
 }
 export = addon;
