@@ -30,8 +30,11 @@ export const DOCUMENTED_DEFAULT_ADMIN_PASSWORD = 'hearth-change-me';
 const REQUIRED_CONNECTOR_PATH = '/app/docs';
 const MIN_JWT_SECRET_LENGTH = 32;
 
-/** EXTRACTIVE_SOFT_MATCH_CHUNKS by default: soft term matching for the chat's extractive answers, on (session 21, docs/retrieval-quality.md). */
-export const EXTRACTIVE_SOFT_MATCH_CHUNKS = 1500;
+/**
+ * CHAT_SOFT_MATCH_CHUNKS by default: soft term matching in the chat's retrieval, on (session 21 before extractive answers,
+ * session 22 before a chat model's too, now that it costs a few ms: docs/retrieval-quality.md).
+ */
+export const CHAT_SOFT_MATCH_CHUNKS = 1500;
 
 /** Seeded variables: copied into the settings table on first boot, authoritative there afterwards. */
 export interface SeedSettings {
@@ -126,12 +129,12 @@ export interface Config {
   rerank: { topN: number; budgetMs: number };
   /**
    * Soft term matching: the chunks of the first candidate documents it may score per hybrid retrieval, 0: off.
-   * SEARCH_SOFT_MATCH_CHUNKS for POST /api/search and the chat's retrieval before a chat model answers (0 by default:
-   * it costs tens of ms where a search takes ~5, and a generated answer's first token waits on it);
-   * EXTRACTIVE_SOFT_MATCH_CHUNKS for the chat's retrieval when it answers by quoting (no chat model; 1500 by default:
-   * beside the quoting the cost is small, and the answers quote the span more often). docs/retrieval-quality.md.
+   * SEARCH_SOFT_MATCH_CHUNKS for POST /api/search (0 by default: ~3-8 ms more a search, where the p95 target at 100k
+   * chunks is 10 ms); CHAT_SOFT_MATCH_CHUNKS for the chat's retrieval, whether a chat model answers or passages are
+   * quoted (1500 by default: its sources hold the answer more often; EXTRACTIVE_SOFT_MATCH_CHUNKS, its name in
+   * session 21, is read when it is not set). docs/retrieval-quality.md.
    */
-  softMatch: { search: number; extractive: number };
+  softMatch: { search: number; chat: number };
 
   email: {
     provider: 'console' | 'smtp';
@@ -463,7 +466,10 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     defaultEmbedderDimension: int(env, 'HEARTH_DEFAULT_EMBEDDER_DIMENSION', 256, 8, 1024),
     modelWatchSeconds: int(env, 'MODEL_WATCH_SECONDS', 10, 0, 3600),
     rerank: { topN: int(env, 'RERANK_TOP_N', 20, 1, 100), budgetMs: int(env, 'RERANK_BUDGET_MS', 300, 0, 10_000) },
-    softMatch: { search: int(env, 'SEARCH_SOFT_MATCH_CHUNKS', 0, 0, 20_000), extractive: int(env, 'EXTRACTIVE_SOFT_MATCH_CHUNKS', EXTRACTIVE_SOFT_MATCH_CHUNKS, 0, 20_000) },
+    softMatch: {
+      search: int(env, 'SEARCH_SOFT_MATCH_CHUNKS', 0, 0, 20_000),
+      chat: int(env, env.CHAT_SOFT_MATCH_CHUNKS === undefined && env.EXTRACTIVE_SOFT_MATCH_CHUNKS !== undefined ? 'EXTRACTIVE_SOFT_MATCH_CHUNKS' : 'CHAT_SOFT_MATCH_CHUNKS', CHAT_SOFT_MATCH_CHUNKS, 0, 20_000),
+    },
 
     email: {
       provider: emailProvider,

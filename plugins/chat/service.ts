@@ -84,7 +84,7 @@ interface ChatDependencies {
   logPrivacy: LogPrivacy;
   classifierLlm: { enabled: boolean; maxTokens: number };
   /** Soft term matching's chunk budgets for the chat's retrieval (0: off): before a chat model answers, and before quoting. */
-  softMatch: { search: number; extractive: number };
+  softMatch: { search: number; chat: number };
 }
 
 /** The chat pipeline: classify, rewrite, retrieve, fit the prompt, generate (or quote), store the turn. No HTTP here. */
@@ -135,7 +135,7 @@ export class ChatService {
       const filters = await this.filters(hints, request.query);
       const expanded = generator ? await this.expand(rewrite.query, generator, run) : null;
       const query = expanded ?? rewrite.query;
-      const search = await this.deps.retrieval.search({ query, k: base.k, mode: base.mode, filters, groups: chat.groups, weights: CHAT_FUSION_WEIGHTS, softMatchChunks: generator ? this.deps.softMatch.search : this.deps.softMatch.extractive });
+      const search = await this.deps.retrieval.search({ query, k: base.k, mode: base.mode, filters, groups: chat.groups, weights: CHAT_FUSION_WEIGHTS, softMatchChunks: this.deps.softMatch.chat });
       settings = { ...search.retrieval_settings, ...base, expanded_query: expanded, ...(filters ? { classification: 'metadata' as const } : {}), retrieved: true };
       sources = relevantResults(search.results, query, search.retrieval_settings.score).map(toSource);
       timing.retrieve = elapsed(started);

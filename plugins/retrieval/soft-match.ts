@@ -1,6 +1,6 @@
 /**
- * Soft term matching (session 21; for search only when SEARCH_SOFT_MATCH_CHUNKS is set, before the chat's extractive
- * answers unless EXTRACTIVE_SOFT_MATCH_CHUNKS is 0): each of the question's content words
+ * Soft term matching (session 21; for search only when SEARCH_SOFT_MATCH_CHUNKS is set, in the chat's retrieval unless
+ * CHAT_SOFT_MATCH_CHUNKS is 0): each of the question's content words
  * meets its most similar word of a chunk, by the cosine of the two words' own vectors from a token-table embedder (the
  * same word: 1), weighed by the question word's rarity (idf); a chunk scores the weighted mean of those best matches,
  * and a document its best chunk. A paraphrase ("refresh the package lists" against "update the cache") then counts word

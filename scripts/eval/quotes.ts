@@ -5,7 +5,7 @@
  * answer quotes the span, as `npm run eval` counts it, and the share whose sources hold it.
  * `HEARTH_EVAL_QUOTE_VARIANTS='{"bonus 1":{"termBonus":1}}' HEARTH_EVAL_DIR=... HEARTH_EVAL_WORK=... npx tsx scripts/eval/quotes.ts`
  */
-import { EXTRACTIVE_SOFT_MATCH_CHUNKS } from '../../core/config.js';
+import { CHAT_SOFT_MATCH_CHUNKS } from '../../core/config.js';
 import { EXTRACTIVE_SETTINGS, type ExtractiveSettings, extractiveQuotes } from '../../plugins/chat/extractive.js';
 import { extractiveAnswer } from '../../plugins/chat/prompt.js';
 import { relevantResults } from '../../plugins/chat/relevance.js';
@@ -25,8 +25,8 @@ async function main(): Promise<void> {
     // The chat's retrieval: the fusion's own settings (no per-document cap) at the chat's weights, k as the chat asks.
     // The chat's own weights, or HEARTH_EVAL_WEIGHTS ('{"vector":3,"keyword":1,"document":3}') to measure others.
     const weights = { ...CHAT_FUSION_WEIGHTS, ...JSON.parse(process.env.HEARTH_EVAL_WEIGHTS ?? '{}') };
-    // Soft term matching as EXTRACTIVE_SOFT_MATCH_CHUNKS runs it before extractive answers (on by default).
-    const softMatch = { chunks: Number(process.env.EXTRACTIVE_SOFT_MATCH_CHUNKS ?? EXTRACTIVE_SOFT_MATCH_CHUNKS) };
+    // Soft term matching as CHAT_SOFT_MATCH_CHUNKS runs it in the chat's retrieval (on by default).
+    const softMatch = { chunks: Number(process.env.CHAT_SOFT_MATCH_CHUNKS ?? CHAT_SOFT_MATCH_CHUNKS) };
     const service = new RetrievalService(new RetrievalRepository(db), { embedder: () => embedder, vectors: () => vectors }, { ...DEFAULT_FUSION, weights }, undefined, softMatch);
     const embed = (texts: string[]) => embedder.embed(texts, { priority: 'query' });
     const quoted = new Map(Object.keys(variants).map((label) => [label, 0]));

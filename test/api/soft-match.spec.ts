@@ -1,6 +1,6 @@
 /**
- * Soft term matching (SEARCH_SOFT_MATCH_CHUNKS for search and generated answers, off by default;
- * EXTRACTIVE_SOFT_MATCH_CHUNKS for the chat's extractive answers, on):
+ * Soft term matching (SEARCH_SOFT_MATCH_CHUNKS for search, off by default; CHAT_SOFT_MATCH_CHUNKS for the chat's
+ * retrieval, extractive or generated answers, on):
  * with the embedder shipped with Hearth (a token table) hybrid retrieval ranks its first candidate documents by how
  * closely each one's best chunk matches the question word by word; keyword and vector modes, an ONNX embedder and a
  * value of 0 leave it out, and retrieval_settings.weights.soft says whether it ran. The real model and service, over HTTP.
@@ -77,19 +77,21 @@ describe('soft term matching', () => {
     expect(off.results.findIndex((result) => result.filename === 'apt-guide.txt')).toBeGreaterThan(placeOn + 1);
     const chatByDefault = await t.request({ method: 'POST', url: '/api/chat', token: viewer, payload: { query: QUESTION } });
     expect(chatByDefault.json().retrieval_settings.weights.soft).toBe(7);
-    // EXTRACTIVE_SOFT_MATCH_CHUNKS=0 turns it off for them too.
-    await t.close();
-    t = await startApp({ HEARTH_DEFAULT_EMBEDDER: 'shipped', EXTRACTIVE_SOFT_MATCH_CHUNKS: '0' }, dataDir, true);
-    const chatOff = await t.request({ method: 'POST', url: '/api/chat', token: (await t.login()).access, payload: { query: QUESTION } });
-    expect(chatOff.statusCode, chatOff.body).toBe(200);
-    expect(chatOff.json().retrieval_settings.weights.soft).toBe(0);
+    // CHAT_SOFT_MATCH_CHUNKS=0 turns it off for the chat too, as its session-21 name EXTRACTIVE_SOFT_MATCH_CHUNKS still does.
+    for (const name of ['CHAT_SOFT_MATCH_CHUNKS', 'EXTRACTIVE_SOFT_MATCH_CHUNKS']) {
+      await t.close();
+      t = await startApp({ HEARTH_DEFAULT_EMBEDDER: 'shipped', [name]: '0' }, dataDir, true);
+      const chatOff = await t.request({ method: 'POST', url: '/api/chat', token: (await t.login()).access, payload: { query: QUESTION } });
+      expect(chatOff.statusCode, chatOff.body).toBe(200);
+      expect(chatOff.json().retrieval_settings.weights.soft, name).toBe(0);
+    }
   });
 
-  it('before a chat model answers, the chat follows SEARCH_SOFT_MATCH_CHUNKS (off by default: the first token waits on it)', async () => {
+  it('before a chat model answers too, the chat follows CHAT_SOFT_MATCH_CHUNKS (on by default), not the search setting', async () => {
     const modelDir = await tmp();
     await importLlm(STORIES_GGUF, { modelDir });
     const env = { HEARTH_DEFAULT_EMBEDDER: 'shipped', MODEL_DIR: modelDir, N_CTX: '768', N_THREADS: '1' };
-    for (const [extra, soft] of [[{}, 0], [{ SEARCH_SOFT_MATCH_CHUNKS: '500' }, 7]] as const) {
+    for (const [extra, soft] of [[{}, 7], [{ SEARCH_SOFT_MATCH_CHUNKS: '500', CHAT_SOFT_MATCH_CHUNKS: '0' }, 0]] as const) {
       const app = await startApp({ ...env, ...extra });
       try {
         const editor = (await app.userWithRole('editor')).access;
@@ -163,11 +165,13 @@ describe('soft term matching', () => {
     }
   });
 
-  it('SEARCH_SOFT_MATCH_CHUNKS (0 by default) and EXTRACTIVE_SOFT_MATCH_CHUNKS (1500) are 0 to 20000; anything else stops the start with the variable named', async () => {
+  it('SEARCH_SOFT_MATCH_CHUNKS (0 by default) and CHAT_SOFT_MATCH_CHUNKS (1500; EXTRACTIVE_SOFT_MATCH_CHUNKS when it is not set) are 0 to 20000; anything else stops the start with the variable named', async () => {
     const base = { JWT_SECRET_KEY: 'x'.repeat(40), MFA_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'), DATA_DIR: await tmp() };
-    expect(loadConfig(base).softMatch).toEqual({ search: 0, extractive: 1500 });
-    expect(loadConfig({ ...base, SEARCH_SOFT_MATCH_CHUNKS: '1500', EXTRACTIVE_SOFT_MATCH_CHUNKS: '0' }).softMatch).toEqual({ search: 1500, extractive: 0 });
-    for (const name of ['SEARCH_SOFT_MATCH_CHUNKS', 'EXTRACTIVE_SOFT_MATCH_CHUNKS']) {
+    expect(loadConfig(base).softMatch).toEqual({ search: 0, chat: 1500 });
+    expect(loadConfig({ ...base, SEARCH_SOFT_MATCH_CHUNKS: '1500', CHAT_SOFT_MATCH_CHUNKS: '0' }).softMatch).toEqual({ search: 1500, chat: 0 });
+    expect(loadConfig({ ...base, EXTRACTIVE_SOFT_MATCH_CHUNKS: '300' }).softMatch).toEqual({ search: 0, chat: 300 });
+    expect(loadConfig({ ...base, EXTRACTIVE_SOFT_MATCH_CHUNKS: '300', CHAT_SOFT_MATCH_CHUNKS: '900' }).softMatch).toEqual({ search: 0, chat: 900 });
+    for (const name of ['SEARCH_SOFT_MATCH_CHUNKS', 'CHAT_SOFT_MATCH_CHUNKS', 'EXTRACTIVE_SOFT_MATCH_CHUNKS']) {
       for (const bad of ['-1', '20001', 'lots', '1.5']) expect(() => loadConfig({ ...base, [name]: bad }), `${name}=${bad}`).toThrow(new RegExp(name));
     }
   });
