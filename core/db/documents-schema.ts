@@ -78,10 +78,12 @@ export interface VocabularyTable {
 
 /**
  * A document's chunks' distinct content words as vocabulary ids (migration 0019): what soft term matching reads instead
- * of the text, one row a document. Little-endian int32s (core/db/chunk-words.ts).
+ * of the text, a row per 128 chunks of a document. Little-endian int32s (core/db/chunk-words.ts).
  */
 export interface DocumentWordsTable {
   document_id: string;
+  /** 0, 1, …: the row's place among the document's (CHUNKS_PER_WORDS_ROW chunks each, in reading order). */
+  piece: number;
   /** Each chunk's count of ids, in reading order. */
   counts: Buffer;
   /** The chunks' ids one chunk after another, each chunk's in order of first appearance. */

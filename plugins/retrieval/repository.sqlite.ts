@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import { BoundedMap } from '../../core/bounded-map.js';
+import { CHUNKS_PER_WORDS_ROW } from '../../core/db/chunk-words.js';
 import { prepared } from '../../core/db/prepared.js';
 import { readableBy } from '../groups/index.js';
 import { probedFrequency, quoteTerm, type RankedMatch } from './keyword-query.js';
@@ -157,12 +158,11 @@ export class RetrievalRepository {
         ) r cross join document_keywords k on k.id = r.rowid
         order by r.bm25`.compile(db),
     );
-    // Soft term matching's reads (migration 0019): the candidate documents' words rows, one statement, and the
+    // Soft term matching's reads (migration 0019): a document's first words rows (one range of the key), and the
     // vocabulary both ways.
-    this.documentWords = prepared<{ document_id: string; counts: Buffer; words: Buffer }, { documents: string }>(
+    this.documentWords = prepared<{ counts: Buffer; words: Buffer }, { document: string; pieces: number }>(
       run,
-      sql<{ document_id: string; counts: Buffer; words: Buffer }>`select w.document_id as document_id, w.counts as counts, w.words as words
-        from json_each(${'$documents'}) d cross join document_words w on w.document_id = d.value order by d.key`.compile(db),
+      sql<{ counts: Buffer; words: Buffer }>`select counts, words from document_words where document_id = ${'$document'} and piece < ${'$pieces'} order by piece`.compile(db),
     );
     this.vocabularyById = prepared<{ id: number; word: string }, { ids: string }>(
       run,
@@ -231,9 +231,21 @@ export class RetrievalRepository {
     return first === null || last === null ? 0 : last - first + 1;
   }
 
-  /** The words rows (migration 0019) of these documents, in the order given; a document without one is left out. */
-  async documentWordsOf(documentIds: string[]): Promise<Array<{ document_id: string; counts: Buffer; words: Buffer }>> {
-    return documentIds.length ? this.documentWords({ documents: JSON.stringify(documentIds) }) : [];
+  /**
+   * The words rows (migration 0019) of these documents, document by document in the order given, each's in reading
+   * order, until they hold `budget` chunks (the last document's rows may hold more); a document without any is left out.
+   */
+  async documentWordsOf(documentIds: string[], budget: number): Promise<Array<{ document_id: string; counts: Buffer; words: Buffer }>> {
+    const rows: Array<{ document_id: string; counts: Buffer; words: Buffer }> = [];
+    let chunks = 0;
+    for (const document of documentIds) {
+      if (chunks >= budget) break;
+      for (const row of await this.documentWords({ document, pieces: Math.ceil((budget - chunks) / CHUNKS_PER_WORDS_ROW) })) {
+        rows.push({ document_id: document, ...row });
+        chunks += row.counts.length >> 2;
+      }
+    }
+    return rows;
   }
 
   /** The words of these vocabulary ids (those that exist). */

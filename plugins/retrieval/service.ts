@@ -302,7 +302,7 @@ export class RetrievalService {
     if (!items.length) return items;
     const documents = [...new Set(items.map(documentOf))].slice(0, SOFT_MATCH_DOCUMENTS);
     const termWords = frequencies.map(({ term }) => term);
-    const [stored, span, known] = await Promise.all([this.repository.documentWordsOf(documents), this.repository.chunkSpan(), this.repository.vocabularyIds(termWords)]);
+    const [stored, span, known] = await Promise.all([this.repository.documentWordsOf(documents, budget), this.repository.chunkSpan(), this.repository.vocabularyIds(termWords)]);
     const terms = frequencies.map(({ term, df }) => ({ word: term, weight: softTermWeight(df, span) }));
     const idOf = new Map(known.map(({ id, word }) => [word, id]));
     const words = this.wordNumbering.of(

@@ -5,13 +5,16 @@
  * closely each one's best chunk matches the question word by word; keyword and vector modes, an ONNX embedder and a
  * value of 0 leave it out, and retrieval_settings.weights.soft says whether it ran. The real model and service, over HTTP.
  */
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config.js';
 import { decodeWordIds } from '../../core/db/chunk-words.js';
 import { contentWords } from '../../core/text/words.js';
 import { importLlm } from '../../native/llm/index.js';
+import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.js';
 import { STORIES_GGUF } from '../fixtures/models.js';
+import { insertDocuments } from '../fixtures/search-data.js';
 import { installTinyEmbeddingModel } from '../fixtures/tiny-embedding-model.js';
 import { multipartBody } from '../fixtures/multipart.js';
 import { scratchFolders } from '../fixtures/scratch-folders.js';
@@ -129,7 +132,8 @@ describe('soft term matching', () => {
       /** Each document's stored words spelled out chunk by chunk, beside its chunks' texts in reading order. */
       const stored = async () => {
         const vocabulary = new Map((await box.app.db.selectFrom('vocabulary').select(['id', 'word']).execute()).map((row) => [row.id, row.word]));
-        const rows = await box.app.db.selectFrom('document_words').selectAll().orderBy('document_id').execute();
+        const rows = await box.app.db.selectFrom('document_words').selectAll().orderBy('document_id').orderBy('piece').execute();
+        expect(rows.every((row) => row.piece === 0)).toBe(true); // these documents are shorter than a row's 128 chunks
         return Promise.all(
           rows.map(async (row) => {
             const ids = [...decodeWordIds(row.words)].map((id) => vocabulary.get(id));
@@ -160,6 +164,39 @@ describe('soft term matching', () => {
       expect((await box.request({ method: 'DELETE', url: `/api/docs/${guide.id}`, token: editor })).statusCode).toBe(204);
       await box.app.jobs.idle();
       expect((await stored()).map((row) => row.document)).toEqual(written.map((row) => row.document).filter((id) => id !== guide.id));
+    } finally {
+      await box.close();
+    }
+  });
+
+  it("stores a long document's words 128 chunks a row, and a search reads its rows only as far as its chunk budget goes", async () => {
+    const box = await startApp({ HEARTH_DEFAULT_EMBEDDER: 'shipped' }, await tmp(), false);
+    try {
+      const chunk = (i: number) => ({ text: `Section ${i} of the long manual: word${i} and shared words.` });
+      const [long, short] = [randomUUID(), randomUUID()];
+      await insertDocuments(box.app.db, [
+        { id: long, filename: 'long.txt', chunks: Array.from({ length: 300 }, (_, i) => chunk(i)) },
+        { id: short, filename: 'short.txt', chunks: [chunk(1000)] },
+      ]);
+      const pieces = await box.app.db.selectFrom('document_words').select(['document_id', 'piece', 'counts']).where('document_id', '=', long).orderBy('piece').execute();
+      expect(pieces.map((row) => [row.piece, decodeWordIds(row.counts).length])).toEqual([
+        [0, 128],
+        [1, 128],
+        [2, 44],
+      ]);
+      const repository = new RetrievalRepository(box.app.db);
+      const chunksOf = (rows: Array<{ document_id: string; counts: Buffer }>) => rows.map((row) => [row.document_id, decodeWordIds(row.counts).length]);
+      expect(chunksOf(await repository.documentWordsOf([long, short], 100))).toEqual([[long, 128]]);
+      expect(chunksOf(await repository.documentWordsOf([long, short], 200))).toEqual([
+        [long, 128],
+        [long, 128],
+      ]);
+      expect(chunksOf(await repository.documentWordsOf([short, 'no-such-document', long], 2000))).toEqual([
+        [short, 1],
+        [long, 128],
+        [long, 128],
+        [long, 44],
+      ]);
     } finally {
       await box.close();
     }

@@ -6,14 +6,21 @@ import type { Database } from '../schema.js';
  * Each chunk's distinct content words as ids into one vocabulary (issue 16, session 22): soft term matching
  * (plugins/retrieval/soft-match.ts) compares the question's words with the words of ~1,000 candidate chunks a search,
  * and cutting their text into words took ~30 ms of it. The ids are cut once, when a document's chunks are all written
- * (with its keyword row: plugins/search-index/document-keywords.sqlite.ts), and stored one row a document: a search
- * reads its ~30 candidate documents' rows, where a row a chunk cost ~2.5 ms to read (a few µs a row). A document's row
- * goes with any of its chunks (trigger), as its keyword row does, so a document written again, discarded or deleted is
- * never read with old words. The documents indexed before are cut here (about 10 s at 100k chunks).
+ * (with its keyword row: plugins/search-index/document-keywords.sqlite.ts), and stored a row per 128 chunks of a
+ * document: a search reads its ~30 candidate documents' first rows, as far as its chunk budget goes, where a row a chunk
+ * cost ~2.5 ms to read (a few µs a row). A document's rows go with any of its chunks (trigger), as its keyword row
+ * does, so a document written again, discarded or deleted is never read with old words. The documents indexed before
+ * are cut here.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`create table vocabulary (id integer primary key, word text not null unique)`.execute(db);
-  await sql`create table document_words (document_id text primary key, counts blob not null, words blob not null) without rowid`.execute(db);
+  await sql`create table document_words (
+    document_id text not null,
+    piece integer not null,
+    counts blob not null,
+    words blob not null,
+    primary key (document_id, piece)
+  ) without rowid`.execute(db);
   await sql`create trigger document_words_delete after delete on chunks begin
     delete from document_words where document_id = old.document_id;
   end`.execute(db);
