@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.js';
 import { multipartBody } from '../fixtures/multipart.js';
+import { asBeforeMigration } from '../fixtures/older-schema.js';
 import { installTinyEmbeddingModel } from '../fixtures/tiny-embedding-model.js';
 import { type TestApp, startApp } from '../helpers.js';
 
@@ -110,15 +111,7 @@ describe('the keyword index of whole documents', () => {
     // Every document with chunks: the one that lost a chunk above included (its row went with the chunk).
     const before = await t.app.db.selectFrom('chunks').select('document_id').distinct().orderBy('document_id').execute();
     expect(before.length).toBe((await rowsOf()).length + 1);
-    // Back to the schema before 0018: the migrations after it (0019, the chunks' word ids) undone first.
-    await sql`drop trigger document_words_delete`.execute(t.app.db);
-    await sql`drop trigger document_words_text_update`.execute(t.app.db);
-    await sql`drop table document_words`.execute(t.app.db);
-    await sql`drop table vocabulary`.execute(t.app.db);
-    await sql`drop trigger chunks_document_keywords_delete`.execute(t.app.db);
-    await sql`drop table document_keywords`.execute(t.app.db);
-    await sql`drop table documents_fts`.execute(t.app.db);
-    await sql`delete from kysely_migration where name in ('0018-document-keywords', '0019-document-words')`.execute(t.app.db);
+    await asBeforeMigration(t.app.db, '0018');
     t = await t.restart();
     expect((await rowsOf()).map((row) => row.document_id)).toEqual(before.map((row) => row.document_id));
     expect((await repository().documentsRanked('"rota"', 20, { groups: ['everyone'] })).length).toBe(before.length);

@@ -1,10 +1,10 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { prose } from '../fixtures/documents.js';
 import { LICENSE_ENV, applyLicense } from '../fixtures/license.js';
+import { asBeforeMigration } from '../fixtures/older-schema.js';
 import { multipartBody } from '../fixtures/multipart.js';
 import { installTinyEmbeddingModel } from '../fixtures/tiny-embedding-model.js';
 import { snapshot, startApp, type TestApp } from '../helpers.js';
@@ -359,12 +359,7 @@ describe('a source\'s rules go with it (issue 17)', () => {
     });
     await t.app.db.insertInto('metadata_rules').values([orphan('orphan-c', 'connector'), orphan('orphan-i', 'integration')]).execute();
     // As if upgrading from 0014: the migrations after it are undone and forgotten.
-    await sql`drop index chunks_document_by_rowid`.execute(t.app.db);
-    await sql`drop index documents_readable`.execute(t.app.db);
-    await sql`drop trigger chunks_document_keywords_delete`.execute(t.app.db);
-    await sql`drop table document_keywords`.execute(t.app.db);
-    await sql`drop table documents_fts`.execute(t.app.db);
-    await sql`delete from kysely_migration where name >= '0015'`.execute(t.app.db);
+    await asBeforeMigration(t.app.db, '0015');
     const before = (await t.app.db.selectFrom('metadata_rules').select('id').execute()).map((row) => row.id);
     t = await t.restart();
     const after = (await t.app.db.selectFrom('metadata_rules').select('id').execute()).map((row) => row.id);

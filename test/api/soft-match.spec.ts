@@ -6,7 +6,6 @@
  * value of 0 leave it out, and retrieval_settings.weights.soft says whether it ran. The real model and service, over HTTP.
  */
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config.js';
 import { decodeWordIds } from '../../core/db/chunk-words.js';
@@ -17,6 +16,7 @@ import { STORIES_GGUF } from '../fixtures/models.js';
 import { insertDocuments } from '../fixtures/search-data.js';
 import { installTinyEmbeddingModel } from '../fixtures/tiny-embedding-model.js';
 import { multipartBody } from '../fixtures/multipart.js';
+import { asBeforeMigration } from '../fixtures/older-schema.js';
 import { scratchFolders } from '../fixtures/scratch-folders.js';
 import { startApp, type TestApp } from '../helpers.js';
 
@@ -152,9 +152,7 @@ describe('soft term matching', () => {
       expect(before.retrieval_settings.weights.soft).toBe(7);
 
       // The schema before migration 0019, as a box that indexed these documents with an older Hearth has it.
-      for (const statement of ['drop trigger document_words_delete', 'drop trigger document_words_text_update', 'drop table document_words', 'drop table vocabulary', "delete from kysely_migration where name = '0019-document-words'"]) {
-        await sql.raw(statement).execute(box.app.db);
-      }
+      await asBeforeMigration(box.app.db, '0019');
       box = await box.restart();
       expect(await stored()).toEqual(written);
       expect((await search(box, editor, { k: 5 })).results.map((r) => r.filename)).toEqual(before.results.map((r) => r.filename));
