@@ -56,7 +56,8 @@ export async function startService(script: string, env: Record<string, string>, 
   const { nodeArgs = [], name = 'the service', readyPath = '/api/health', ready = (status: number) => status < 500, timeoutMs = 60_000, killOnTimeout = false, onSpawn } = options;
   const port = await freePort();
   const base: Record<string, string> = {};
-  for (const key of ['PATH', 'HOME', 'TMPDIR', 'LANG', 'HEARTH_SQLITE_CACHE_MB']) if (process.env[key]) base[key] = process.env[key]!;
+  // The soft-matching budgets too, so that a bench can measure the service with them on (e.g. its peak RSS).
+  for (const key of ['PATH', 'HOME', 'TMPDIR', 'LANG', 'HEARTH_SQLITE_CACHE_MB', 'SEARCH_SOFT_MATCH_CHUNKS', 'CHAT_SOFT_MATCH_CHUNKS']) if (process.env[key]) base[key] = process.env[key]!;
   const child = spawn(process.execPath, [...DEPLOYED_NODE_ARGS, ...nodeArgs, script], { cwd: ROOT, env: { ...base, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const keep = (chunk: Buffer) => {

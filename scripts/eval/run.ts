@@ -199,9 +199,7 @@ async function main(): Promise<void> {
     CONNECTOR_ALLOWED_PATHS: `/app/docs:${realCorpus}`,
     LOG_LEVEL: 'ERROR',
     ACCESS_TOKEN_EXPIRE_SECONDS: '86400',
-    // Soft term matching as the evaluation is asked to measure it (else the service's defaults: search off, the chat on).
-    ...(process.env.SEARCH_SOFT_MATCH_CHUNKS ? { SEARCH_SOFT_MATCH_CHUNKS: process.env.SEARCH_SOFT_MATCH_CHUNKS } : {}),
-    ...(process.env.CHAT_SOFT_MATCH_CHUNKS ? { CHAT_SOFT_MATCH_CHUNKS: process.env.CHAT_SOFT_MATCH_CHUNKS } : {}),
+    // SEARCH_SOFT_MATCH_CHUNKS and CHAT_SOFT_MATCH_CHUNKS pass through startService (else the service's defaults: search off, the chat on).
   };
   const service = await startService(run.server, env, { name: 'the service under evaluation', timeoutMs: 300_000, killOnTimeout: true });
   try {
