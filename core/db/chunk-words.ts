@@ -7,7 +7,7 @@ const WORDS_PER_STATEMENT = 500;
 
 /**
  * Each text's distinct content words (core/text/words.ts) as vocabulary ids, the words the vocabulary lacks added
- * (run it in the transaction that writes the chunks: a rolled-back batch leaves no ids behind).
+ * (within the caller's transaction: a rolled-back write leaves no ids behind).
  */
 export async function vocabularyIds(db: Kysely<Database>, texts: string[]): Promise<Int32Array[]> {
   const perText = texts.map(contentWords);
@@ -62,7 +62,8 @@ export async function writeDocumentWords(db: Kysely<Database>, documentId: strin
     }
     rows.push({ document_id: documentId, piece: first / CHUNKS_PER_WORDS_ROW, counts: encodeWordIds(Int32Array.from(lists, (list) => list.length)), words: encodeWordIds(words) });
   }
-  for (let i = 0; i < rows.length; i += WORDS_PER_STATEMENT / 4) await db.insertInto('document_words').values(rows.slice(i, i + WORDS_PER_STATEMENT / 4)).execute();
+  const rowsPerStatement = WORDS_PER_STATEMENT / 4; // four values a row
+  for (let i = 0; i < rows.length; i += rowsPerStatement) await db.insertInto('document_words').values(rows.slice(i, i + rowsPerStatement)).execute();
 }
 
 /** Little-endian int32s (every platform Hearth builds for is little-endian). */
