@@ -34,7 +34,7 @@
  *
  * Alone: `npm run build && npx tsx bench/chat.ts`. BENCH_CHAT_SIZES (10000,100000),
  * BENCH_CHAT_QUESTIONS (20), BENCH_CHAT_WARMUP (3), BENCH_CHAT_RUNS (20 direct runs of the fixed
- * prompt), BENCH_CHAT_THREADS (1: more threads than cores collapses llama.cpp's throughput),
+ * prompt), BENCH_CHAT_EMBEDDER (tiny; shipped: the chat's retrieval runs soft term matching), BENCH_CHAT_THREADS (1: more threads than cores collapses llama.cpp's throughput),
  * BENCH_CHAT_N_CTX (2048, stories260K's trained context), BENCH_CHAT_GGUF (../shared/models/stories260K).
  */
 import { readFileSync } from 'node:fs';
@@ -45,6 +45,7 @@ import { pathToFileURL } from 'node:url';
 import { GeneralChatWrapper, LlamaChat, LlamaLogLevel, getLlama, type ChatHistoryItem, type ChatWrapper, type Llama, type LlamaModel } from 'node-llama-cpp';
 import { buildApp } from '../core/app.js';
 import { loadConfig } from '../core/config.js';
+import { installShippedEmbedder } from '../native/embeddings/index.js';
 import { importLlm, type ChatMessage } from '../native/llm/index.js';
 import type { SourceView } from '../plugins/conversations/schemas.js';
 import { MarkerFilter } from '../plugins/chat/markers.js';
@@ -291,9 +292,12 @@ export async function benchChat(opts: ChatBenchOptions): Promise<ChatBenchResult
   const modelDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-bench-chat-models-'));
   let direct: Direct | undefined;
   try {
-    // Both folders hold the same tiny model (same bytes, same model id): one to write the corpus, one for the service.
-    await installTinyEmbeddingModel(embedModelDir, { hidden: 384 });
-    await installTinyEmbeddingModel(modelDir, { hidden: 384 });
+    // Both folders hold the same embedding model (same bytes, same model id): one to write the corpus, one for the
+    // service. BENCH_CHAT_EMBEDDER: the tiny test model (the default), or shipped, the embedder a fresh box installs,
+    // with which the chat's retrieval runs soft term matching (CHAT_SOFT_MATCH_CHUNKS passes through to the service).
+    const install = process.env.BENCH_CHAT_EMBEDDER === 'shipped' ? (dir: string) => installShippedEmbedder({ modelDir: dir }) : (dir: string) => installTinyEmbeddingModel(dir, { hidden: 384 });
+    await install(embedModelDir);
+    await install(modelDir);
     await importLlm(gguf, { modelDir, id: 'stories260K' });
     const installed = path.join(modelDir, 'llm', 'stories260K', 'model.gguf');
     direct = await openDirect(installed, threads);
