@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { softMatchScores } from './index.js';
 
@@ -24,6 +26,23 @@ function reference(terms: Float32Array, rows: Int8Array, scales: Float32Array, d
   });
 }
 
+/** One case of the comparison, from a seed: `width` terms, 40 words in 50 rows, 5 chunks (two of them empty). */
+function randomCase(dimension: number, width: number, seed: number) {
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1;
+  return {
+    terms: Float32Array.from({ length: width * dimension }, random),
+    rows: Int8Array.from({ length: 50 * dimension }, () => Math.round(random() * 127)),
+    scales: Float32Array.from({ length: 50 }, () => Math.abs(random()) / 127),
+    dimension,
+    wordRows: Int32Array.from({ length: 40 }, (_, w) => (w % 9 === 4 ? -1 : (w * 13) % 50)),
+    weights: Float64Array.from({ length: width }, (_, t) => 0.5 + t),
+    termWords: Int32Array.from({ length: width }, (_, t) => [4, -1, 39][t % 3]),
+    ids: Int32Array.from({ length: 120 }, (_, i) => (i * 7 + Math.floor(i / 3)) % 40),
+    ends: Int32Array.from([0, 10, 10, 55, 120]),
+  };
+}
+const CASES = [1, 5, 8, 13, 128].flatMap((dimension) => [3, 12].map((width) => [dimension, width] as const));
+
 describe('softMatchScores (native)', () => {
   it('equals the plain loop on random vectors, any dimension (not only multiples of 8), empty chunks and words without a row included', () => {
     let seed = 7;
@@ -43,6 +62,27 @@ describe('softMatchScores (native)', () => {
       [...scores].forEach((score, index) => expect(score).toBeCloseTo(expected[index], 5));
       expect(scores[0]).toBe(0);
     }
+  });
+
+  it('gives the same scores with the portable loop (what an ARM box runs) as with the AVX2 one, for 3 and 12 terms', () => {
+    // The loop is chosen once a process: a child runs the same cases with HEARTH_PORTABLE_KERNEL=1.
+    const script = `
+      const addon = require(${JSON.stringify(createRequire(import.meta.url).resolve('@hearth/hnsw-int8'))});
+      const cases = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
+      const typed = (c) => [Float32Array.from(c.terms), Int8Array.from(c.rows), Float32Array.from(c.scales), c.dimension, Int32Array.from(c.wordRows), Float64Array.from(c.weights), Int32Array.from(c.termWords), Int32Array.from(c.ids), Int32Array.from(c.ends)];
+      process.stdout.write(JSON.stringify(cases.map((c) => [...addon.softMatchScores(...typed(c))])));`;
+    const cases = CASES.map(([dimension, width]) => randomCase(dimension, width, dimension * 31 + width));
+    const plain = (c: ReturnType<typeof randomCase>) => Object.fromEntries(Object.entries(c).map(([key, value]) => [key, typeof value === 'number' ? value : [...value]]));
+    const portable = JSON.parse(execFileSync(process.execPath, ['-e', script], { input: JSON.stringify(cases.map(plain)), env: { ...process.env, HEARTH_PORTABLE_KERNEL: '1' } }).toString()) as number[][];
+    cases.forEach((c, index) => {
+      const here = softMatchScores(c.terms, c.rows, c.scales, c.dimension, c.wordRows, c.weights, c.termWords, c.ids, c.ends);
+      const expected = reference(c.terms, c.rows, c.scales, c.dimension, c.wordRows, c.weights, c.termWords, c.ids, c.ends);
+      expect(portable[index]).toHaveLength(5);
+      portable[index].forEach((score, chunk) => {
+        expect(score).toBeCloseTo(expected[chunk], 5);
+        expect(here[chunk]).toBeCloseTo(score, 5);
+      });
+    });
   });
 
   it('refuses wrong types, ragged rows and ids out of range instead of reading past an array', () => {

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -735,8 +736,10 @@ __attribute__((target("avx2,fma"))) void SimilaritiesAvx2(const int8_t* row, flo
 }
 
 // Read once, on the first call (not while the addon is being loaded, before the CPU's features are known).
+// HEARTH_PORTABLE_KERNEL=1 keeps the portable loop (the tests compare the two on one box; an ARM box runs only it).
 bool HasAvx2() {
-  static const bool avx2 = (__builtin_cpu_init(), __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
+  static const bool avx2 = (__builtin_cpu_init(), __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) &&
+                           std::getenv("HEARTH_PORTABLE_KERNEL") == nullptr;
   return avx2;
 }
 #else
