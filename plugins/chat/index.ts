@@ -36,7 +36,7 @@ export default fp(
       settings: app.settings,
       logPrivacy: app.logPrivacy,
       classifierLlm: { enabled: app.config.llm.classifierLlmEnabled, maxTokens: app.config.llm.classifierLlmMaxTokens },
-      softMatch: app.config.softMatch,
+      softMatchChunks: app.config.softMatch.chat,
     });
     service.addFilterHook(filenameFilter(app.documents));
     app.decorate('chat', service);

@@ -83,8 +83,8 @@ interface ChatDependencies {
   settings: SettingsStore;
   logPrivacy: LogPrivacy;
   classifierLlm: { enabled: boolean; maxTokens: number };
-  /** Soft term matching's chunk budgets for the chat's retrieval (0: off): before a chat model answers, and before quoting. */
-  softMatch: { search: number; chat: number };
+  /** Soft term matching's chunk budget for the chat's retrieval, whether a chat model answers or passages are quoted (0: off). */
+  softMatchChunks: number;
 }
 
 /** The chat pipeline: classify, rewrite, retrieve, fit the prompt, generate (or quote), store the turn. No HTTP here. */
@@ -135,7 +135,7 @@ export class ChatService {
       const filters = await this.filters(hints, request.query);
       const expanded = generator ? await this.expand(rewrite.query, generator, run) : null;
       const query = expanded ?? rewrite.query;
-      const search = await this.deps.retrieval.search({ query, k: base.k, mode: base.mode, filters, groups: chat.groups, weights: CHAT_FUSION_WEIGHTS, softMatchChunks: this.deps.softMatch.chat });
+      const search = await this.deps.retrieval.search({ query, k: base.k, mode: base.mode, filters, groups: chat.groups, weights: CHAT_FUSION_WEIGHTS, softMatchChunks: this.deps.softMatchChunks });
       settings = { ...search.retrieval_settings, ...base, expanded_query: expanded, ...(filters ? { classification: 'metadata' as const } : {}), retrieved: true };
       sources = relevantResults(search.results, query, search.retrieval_settings.score).map(toSource);
       timing.retrieve = elapsed(started);

@@ -30,7 +30,8 @@ export interface FusionSettings {
  * list was the weaker one and weighed 1 (keyword 1, document 4; keyword 2 before the whole-document ranking).
  * documentConfidence 2 (session 20, dev halves, 0 / 1 / 2 / 4): the same recall@5, MRR@10 +0.022 and +0.029 on dev,
  * +0.014 and +0.008 on test; 4 lost a question of recall on one dev half.
- * soft 7 (session 21, dev halves, 3 / 7 / 15 / 30): the soft term match's weight when SEARCH_SOFT_MATCH_CHUNKS turns it on.
+ * soft 7 (session 21, dev halves, 3 / 7 / 15 / 30): the soft term match's weight where it runs (SEARCH_SOFT_MATCH_CHUNKS,
+ * CHAT_SOFT_MATCH_CHUNKS).
  */
 export const DEFAULT_FUSION: FusionSettings = { method: 'rrf', rrfK: 30, weights: { vector: 3, keyword: 1, document: 3, soft: 7 }, perDocument: 0, documentConfidence: 2 };
 

@@ -1,11 +1,11 @@
 import { conflict } from '../../core/errors.js';
 import { BoundedMap } from '../../core/bounded-map.js';
+import { decodeWordIds } from '../../core/db/chunk-words.js';
 import type { Embedder } from '../../native/embeddings/index.js';
 import type { VectorIndex } from '../../native/vector-index/index.js';
 import { searchVectors } from '../search-index/index.js';
 import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, capPerDocument, dropNearDuplicates, fuse, passageScore, passagesInPlace, textSignature, withDocumentRanking, withSoftMatch, type DocumentPlace, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery, type KeywordPlan, type RankedMatch, type TermFrequency } from './keyword-query.js';
-import { decodeWordIds } from '../../core/db/chunk-words.js';
 import { DenseRows, TERM_CACHE_BYTES, WORD_CACHE_BYTES, WordNumbering, WordVectors, softMatchScores, softTermWeight } from './soft-match.js';
 import type { ChunkHit, ReadScope, ReadableKeys, RetrievalRepository, SearchFilters } from './repository.sqlite.js';
 import { RERANK_BATCH, type CrossEncoder } from '../../native/reranker/index.js';
@@ -93,8 +93,8 @@ export interface RetrievalSettings {
   rrf_k?: number;
   /**
    * document: the whole-document keyword ranking's weight (0 when it did not run: not hybrid, a metadata filter, only
-   * common words); soft: the soft term match's (0 when it did not run: SEARCH_SOFT_MATCH_CHUNKS 0, not hybrid, a
-   * metadata filter, or an embedder without a token table).
+   * common words); soft: the soft term match's (0 when it did not run: its chunk budget 0, SEARCH_SOFT_MATCH_CHUNKS or
+   * CHAT_SOFT_MATCH_CHUNKS; not hybrid, a metadata filter, or an embedder without a token table).
    */
   weights: { vector: number; keyword: number; document: number; soft: number };
   /** The whole-document ranking's first document's place gains weights.document / (rrf_k + 1) × this × its lead (0 when that ranking did not run). */

@@ -191,11 +191,11 @@ interface VectorTable<Key> {
 
 /**
  * Each word's vector by the embedder in force, embedded once (in its thread, before bulk work) and kept as a row of
- * one table under its key (a vocabulary id, or the word itself), as int8 (quantiseInto: a quarter of float32, so 256k
- * words of 128 dimensions in 32 MB): the native scoring reads a search's ~6,600 words where they lie (copying them
- * into one array cost ~4 ms a search), and reading them was most of its time as float32. `maxBytes` bounds it, except that it always holds
- * twice the words of the largest search (a budget far above the default with a large model); when it is full, the
- * first row not read since the clock hand last passed it goes (CLOCK).
+ * one table under its key (a vocabulary id, or the word itself), as int8 (quantiseInto: a quarter of float32): the
+ * native scoring reads a search's ~6,600 words where they lie (copying them into one array cost ~4 ms a search), and
+ * reading them was most of its time as float32. `maxBytes` bounds it, except that it always holds twice the words of
+ * the largest search (a budget far above the default with a large model); when it is full, the first row not read
+ * since the clock hand last passed it goes (CLOCK).
  */
 export class WordVectors<Key extends number | string> {
   private table: VectorTable<Key> | null = null;
@@ -262,15 +262,9 @@ export class WordVectors<Key extends number | string> {
       const rowsNow = table.used.length;
       if (table.filled === rowsNow && rowsNow < table.capacity) {
         const grown = Math.min(table.capacity, rowsNow * 2);
-        const rows = new Int8Array(grown * table.dimension);
-        rows.set(table.rows);
-        const scales = new Float32Array(grown);
-        scales.set(table.scales);
-        table.scales = scales;
-        const used = new Uint8Array(grown);
-        used.set(table.used);
-        table.rows = rows;
-        table.used = used;
+        table.rows = grownTo(table.rows, grown * table.dimension);
+        table.scales = grownTo(table.scales, grown);
+        table.used = grownTo(table.used, grown);
       }
       if (table.filled < table.used.length) row = table.filled++;
       else {
@@ -288,6 +282,13 @@ export class WordVectors<Key extends number | string> {
     quantiseInto(table, row, vector);
     table.used[row] = 1;
   }
+}
+
+/** A longer array of the same kind holding `array` at its start. */
+function grownTo<T extends Int8Array | Uint8Array | Float32Array>(array: T, length: number): T {
+  const grown = new (array.constructor as new (length: number) => T)(length);
+  grown.set(array);
+  return grown;
 }
 
 /**
