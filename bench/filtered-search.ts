@@ -27,8 +27,8 @@ export interface FilteredSearchResult {
   rows: Array<{ filter: string; admitted: number; p50: number; p95: number; recall10: number | null; stages?: Record<string, number> }>;
 }
 
-/** The retrieval stages BENCH_FILTERED_STAGES=1 times (the repository's statements, the query's embedding, the graph walk). */
-const STAGES = { repository: ['termFrequencies', 'keywordRanked', 'documentsRanked', 'chunksByRowid', 'readableKeys'], service: ['queryVector', 'vectorCandidates'] } as const;
+/** The retrieval stages BENCH_FILTERED_STAGES=1 times (the repository's statements, the query's embedding, the graph walk, soft term matching and its read of the stored words). */
+const STAGES = { repository: ['termFrequencies', 'keywordRanked', 'documentsRanked', 'chunksByRowid', 'readableKeys', 'documentWordsOf'], service: ['queryVector', 'vectorCandidates', 'withSoftMatch'] } as const;
 
 /** This thread's CPU time in ms (Linux: /proc/thread-self/schedstat), or null where it cannot be read. */
 function threadCpuMs(): number | null {
