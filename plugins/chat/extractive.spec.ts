@@ -1,4 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installShippedEmbedder, loadEmbedder, type Embedder } from '../../native/embeddings/index.js';
 import type { SourceView } from '../conversations/index.js';
 import { EXTRACTIVE_SETTINGS, EXTRACTIVE_WORDS, extractiveQuotes } from './extractive.js';
 
@@ -103,9 +107,40 @@ describe('extractiveQuotes', () => {
 
   it('answers on the keyword arm alone when the embedder fails', async () => {
     const question = 'Which tar option extracts into another directory?';
-    const failing = async (): Promise<Float32Array[]> => {
-      throw new Error('embedder busy');
+    const failing = {
+      embed: async (): Promise<Float32Array[]> => {
+        throw new Error('embedder busy');
+      },
+      tokenTable: true,
     };
     expect(await extractiveQuotes(question, [TAR, PROSE], failing)).toEqual(await extractiveQuotes(question, [TAR, PROSE], null));
+  });
+});
+
+describe('extractiveQuotes with the shipped Model2Vec embedder (for real): soft term matching', () => {
+  let modelDir: string;
+  let embedder: Embedder;
+  beforeAll(async () => {
+    modelDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-extractive-'));
+    await installShippedEmbedder({ modelDir });
+    embedder = (await loadEmbedder({ modelDir, device: 'cpu' }))!;
+  });
+  afterAll(async () => {
+    await embedder?.close();
+    await rm(modelDir, { recursive: true, force: true });
+  });
+
+  const BUILD = source(1, 'The build reads its settings from a file. Parallel jobs can be run with -j to finish faster. The build stops at the first error.');
+  const ONE_SENTENCE = { ...EXTRACTIVE_SETTINGS, words: 10, neighbours: { after: 0, before: 0 } };
+  const first = async (tokenTable: boolean, settings = ONE_SENTENCE) =>
+    (await extractiveQuotes('How do I speed up the build?', [BUILD], { embed: (texts) => embedder.embed(texts), tokenTable }, settings))[0].text;
+
+  it('quotes the line that answers a paraphrase word by word ("speed up" meets "faster"), where the sentence vectors and the shared word pick another', async () => {
+    expect(await first(true)).toBe('Parallel jobs can be run with -j to finish faster.');
+    expect(await first(true, { ...ONE_SENTENCE, softShare: 0 })).toBe('The build reads its settings from a file.');
+  });
+
+  it('runs only for a token-table embedder (an ONNX model would embed each word alone)', async () => {
+    expect(await first(false)).toBe('The build reads its settings from a file.');
   });
 });

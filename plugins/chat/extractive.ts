@@ -1,10 +1,12 @@
 import type { SourceView } from '../conversations/index.js';
-import { STOPWORDS, queryWords } from '../retrieval/index.js';
+import { STOPWORDS, queryWords, softTermWeight } from '../retrieval/index.js';
+import { contentWords as plainWords } from '../../core/text/words.js';
 
 /**
  * Extractive answers (no chat model): the sentences or lines of the found passages that best answer
  * the question, scored by both arms (the question's rare words, and the embedder's similarity when one
- * is installed), near-repeats left out, each with its neighbours in the same block, in about EXTRACTIVE_WORDS
+ * is installed) and, with a token-table embedder, by soft term matching (each question word's most similar word of
+ * the sentence), near-repeats left out, each with its neighbours in the same block, in about EXTRACTIVE_WORDS
  * words; each quote keeps its marker.
  */
 export const EXTRACTIVE_WORDS = 120;
@@ -14,6 +16,14 @@ export interface ExtractiveSettings {
   words: number;
   /** Share of the score from the keyword arm when both arms score; the rest is the embedder's. */
   keywordShare: number;
+  /**
+   * Share of the relevance from soft term matching when the embedder is a token table (session 23): each of the
+   * question's content words meets its most similar word of the sentence (cosine of the two words' vectors, the same
+   * word 1), weighed by its idf among the sentences, as retrieval's soft matching weighs a chunk; the rest is the two
+   * arms above. A sentence's one vector averages the answering words with the rest of it; word by word a paraphrase
+   * ("keep it from refreshing" against "does not update") still meets the line that answers.
+   */
+  softShare: number;
   /** The retrieval's order still counts: a sentence of the first passage gains this much over one of the last. */
   rankBonus: number;
   /** A sentence is quoted only when its arms score at least this share of the best sentence's: the budget is a ceiling, not a quota. */
@@ -35,7 +45,7 @@ export interface ExtractiveSettings {
 }
 
 /** Chosen on the dev half of the real-collection evaluation (docs/retrieval-quality.md). */
-export const EXTRACTIVE_SETTINGS: ExtractiveSettings = { words: EXTRACTIVE_WORDS, keywordShare: 0.3, rankBonus: 0.15, minRelative: 0.4, repeatJaccard: 0.6, neighbours: { after: 2, before: 1 }, termBonus: 0.5 };
+export const EXTRACTIVE_SETTINGS: ExtractiveSettings = { words: EXTRACTIVE_WORDS, keywordShare: 0.3, softShare: 0.85, rankBonus: 0.15, minRelative: 0.4, repeatJaccard: 0.6, neighbours: { after: 2, before: 1 }, termBonus: 0.5 };
 
 /** After a sentence's end mark, not after an abbreviation ("e.g.", "i.e.", "etc.", "vs.") or a lone letter's period (initials: "S.M.A.R.T. status", "J. Smith"). */
 const SENTENCE_END = /(?<!\b(?:e\.g|i\.e|etc|vs|cf|\p{L})\.)(?<=[.!?…。！？]["'”’)\]]?)\s+(?=\S)/giu;
@@ -48,8 +58,12 @@ export interface Quote {
   text: string;
 }
 
-/** Embeds texts with the embedder in force (null when none is installed: the keyword arm decides alone). */
-export type EmbedTexts = ((texts: string[]) => Promise<Float32Array[]>) | null;
+/** The embedder in force (null when none is installed: the keyword arm decides alone). */
+export type EmbedTexts = {
+  embed(texts: string[]): Promise<Float32Array[]>;
+  /** Its words mean the same alone and cost a table lookup each (Embedder.tokenTable): soft term matching runs. */
+  tokenTable: boolean;
+} | null;
 
 interface Sentence {
   source: SourceView;
@@ -62,6 +76,8 @@ interface Sentence {
   end: number;
   text: string;
   words: Set<string>;
+  /** Its content words as retrieval cuts them (not stemmed: each has its own vector), for soft term matching. */
+  plain: string[];
   /** Its length in words, against the budget. */
   length: number;
   /** Both arms, 0..1. */
@@ -152,7 +168,7 @@ function sentencesOf(sources: SourceView[]): Sentence[] {
     const raw = source.text.slice(start, end);
     const lead = raw.length - raw.trimStart().length;
     const text = raw.trim();
-    if (HAS_WORD.test(text)) sentences.push({ source, block, order: sentences.length, start: start + lead, end: start + lead + text.length, text, words: contentWords(text), length: wordCount(text), relevance: 0, score: 0, term });
+    if (HAS_WORD.test(text)) sentences.push({ source, block, order: sentences.length, start: start + lead, end: start + lead + text.length, text, words: contentWords(text), plain: plainWords(text), length: wordCount(text), relevance: 0, score: 0, term });
   };
   for (const source of sources) {
     for (const [start, end] of blocksOf(source.text)) {
@@ -180,12 +196,47 @@ function keywordScores(sentences: Sentence[], query: Set<string>): number[] {
 }
 
 /** Cosine of each sentence with the question, min-max scaled over the sentences. */
-async function vectorScores(sentences: Sentence[], query: string, embed: NonNullable<EmbedTexts>): Promise<number[]> {
-  const [queryVector, ...vectors] = await embed([query, ...sentences.map((sentence) => sentence.text)]);
+async function vectorScores(sentences: Sentence[], query: string, embedder: NonNullable<EmbedTexts>): Promise<number[]> {
+  const [queryVector, ...vectors] = await embedder.embed([query, ...sentences.map((sentence) => sentence.text)]);
   const cosines = vectors.map((vector) => cosine(queryVector, vector));
   const low = Math.min(...cosines);
   const span = Math.max(...cosines) - low;
   return cosines.map((value) => (span > 0 ? (value - low) / span : 0));
+}
+
+/**
+ * Soft term matching per sentence, relative to the best sentence: Σ idf × (the term's best cosine with one of the
+ * sentence's words, at least 0; the same word 1) / Σ idf, each term's idf over the sentences (softTermWeight, as
+ * retrieval weighs a chunk's terms). The question's words and the sentences' distinct words (~1,000 for the chat's
+ * passages) are embedded in one call: with a token table a word is a lookup.
+ */
+async function softScores(sentences: Sentence[], query: string, embedder: NonNullable<EmbedTexts>): Promise<number[]> {
+  const terms = plainWords(query);
+  const distinct = [...new Set(sentences.flatMap((sentence) => sentence.plain))];
+  if (!terms.length || !distinct.length) return sentences.map(() => 0);
+  const vectors = (await embedder.embed([...terms, ...distinct])).map(unit);
+  const column = new Map(distinct.map((word, index) => [word, index]));
+  /** similarity[t][w]: term t against distinct word w. */
+  const similarity = terms.map((term, t) => distinct.map((word, w) => (word === term ? 1 : Math.max(0, dot(vectors[t], vectors[terms.length + w])))));
+  const weights = terms.map((term) => softTermWeight(sentences.filter((sentence) => sentence.plain.includes(term)).length, sentences.length));
+  const total = weights.reduce((sum, weight) => sum + weight, 0);
+  const raw = sentences.map((sentence) => {
+    const columns = sentence.plain.map((word) => column.get(word)!);
+    return weights.reduce((sum, weight, t) => sum + weight * columns.reduce((best, w) => Math.max(best, similarity[t][w]), 0), 0) / total;
+  });
+  const best = Math.max(...raw);
+  return raw.map((score) => (best > 0 ? score / best : 0));
+}
+
+function unit(vector: Float32Array): Float32Array {
+  const norm = Math.sqrt(dot(vector, vector));
+  return norm ? vector.map((x) => x / norm) : vector;
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += a[i] * b[i];
+  return sum;
 }
 
 function cosine(a: Float32Array, b: Float32Array): number {
@@ -214,17 +265,19 @@ function clipped(text: string, words: number): string {
 }
 
 /** The best sentences, best first, until about `settings.words` words; then in the passages' order, neighbours of one passage joined into one quote. */
-export async function extractiveQuotes(query: string, sources: SourceView[], embed: EmbedTexts, settings = EXTRACTIVE_SETTINGS): Promise<Quote[]> {
+export async function extractiveQuotes(query: string, sources: SourceView[], embedder: EmbedTexts, settings = EXTRACTIVE_SETTINGS): Promise<Quote[]> {
   const sentences = sentencesOf(sources);
   if (!sentences.length) return [];
   const wanted = contentWords(query);
   const keyword = keywordScores(sentences, wanted);
   const asked = askedWords(query);
   // An embedder that fails here (busy, being replaced) leaves the keyword arm to decide: the answer still comes.
-  const vector = embed ? await vectorScores(sentences, query, embed).catch(() => null) : null;
+  const vector = embedder ? await vectorScores(sentences, query, embedder).catch(() => null) : null;
+  const soft = vector && embedder?.tokenTable && settings.softShare > 0 ? await softScores(sentences, query, embedder).catch(() => null) : null;
   const last = Math.max(1, sources.length - 1);
   sentences.forEach((sentence, i) => {
-    sentence.relevance = vector ? settings.keywordShare * keyword[i] + (1 - settings.keywordShare) * vector[i] : keyword[i];
+    const arms = vector ? settings.keywordShare * keyword[i] + (1 - settings.keywordShare) * vector[i] : keyword[i];
+    sentence.relevance = soft ? (1 - settings.softShare) * arms + settings.softShare * soft[i] : arms;
     if (sentence.term && asksFor(sentence.term, asked)) sentence.relevance += settings.termBonus;
     sentence.score = sentence.relevance + settings.rankBonus * (1 - sources.indexOf(sentence.source) / last);
   });

@@ -158,7 +158,7 @@ export class ChatService {
 
   private embedTexts(): EmbedTexts {
     const embedder = this.deps.embedder();
-    return embedder ? (texts) => embedder.embed(texts, { priority: 'query' }) : null;
+    return embedder ? { embed: (texts) => embedder.embed(texts, { priority: 'query' }), tokenTable: embedder.tokenTable } : null;
   }
 
   private async classify(query: string, generator: Generator | null, run: ChatRun): Promise<Classification> {

@@ -88,7 +88,7 @@ async function main(): Promise<void> {
           const search = await chat.search({ query: question.question, k: CHAT_DEFAULT_K, mode: 'hybrid', groups: ['everyone'] });
           const found = relevantResults(search.results, question.question, search.retrieval_settings.score).map(toSource);
           if (found.some((source) => containsSpan(source.text, question.answer))) held++;
-          const answer = extractiveAnswer(await extractiveQuotes(question.question, found, (texts) => embedder.embed(texts), EXTRACTIVE_SETTINGS)).join('');
+          const answer = extractiveAnswer(await extractiveQuotes(question.question, found, { embed: (texts) => embedder.embed(texts), tokenTable: embedder.tokenTable }, EXTRACTIVE_SETTINGS)).join('');
           if (containsSpan(answer, question.answer)) quoted++;
         }
         chats.push([`share ${share}`, (quoted / questions.length).toFixed(3), (held / questions.length).toFixed(3)]);

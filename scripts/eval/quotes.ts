@@ -28,7 +28,7 @@ async function main(): Promise<void> {
     // Soft term matching as CHAT_SOFT_MATCH_CHUNKS runs it in the chat's retrieval (on by default).
     const softMatch = { chunks: Number(process.env.CHAT_SOFT_MATCH_CHUNKS ?? CHAT_SOFT_MATCH_CHUNKS) };
     const service = new RetrievalService(new RetrievalRepository(db), { embedder: () => embedder, vectors: () => vectors }, { ...DEFAULT_FUSION, weights }, undefined, softMatch);
-    const embed = (texts: string[]) => embedder.embed(texts, { priority: 'query' });
+    const embed = { embed: (texts: string[]) => embedder.embed(texts, { priority: 'query' }), tokenTable: embedder.tokenTable };
     const quoted = new Map(Object.keys(variants).map((label) => [label, 0]));
     let held = 0;
     for (const question of questions) {
