@@ -4,7 +4,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installShippedEmbedder, loadEmbedder, type Embedder } from '../../native/embeddings/index.js';
 import type { SourceView } from '../conversations/index.js';
-import { EXTRACTIVE_SETTINGS, EXTRACTIVE_WORDS, extractiveQuotes } from './extractive.js';
+import { WordVectors } from '../retrieval/index.js';
+import { EXTRACTIVE_SETTINGS, EXTRACTIVE_WORDS, QUOTE_WORD_CACHE_BYTES, extractiveQuotes, quoteEmbedder } from './extractive.js';
 
 const source = (marker: number, text: string): SourceView => ({ marker, chunk_id: `c${marker}`, document_id: `d${marker}`, filename: `f${marker}.md`, score: 1, text });
 
@@ -107,12 +108,10 @@ describe('extractiveQuotes', () => {
 
   it('answers on the keyword arm alone when the embedder fails', async () => {
     const question = 'Which tar option extracts into another directory?';
-    const failing = {
-      embed: async (): Promise<Float32Array[]> => {
-        throw new Error('embedder busy');
-      },
-      tokenTable: true,
+    const busy = async (): Promise<Float32Array[]> => {
+      throw new Error('embedder busy');
     };
+    const failing = { embed: busy, embedWords: busy };
     expect(await extractiveQuotes(question, [TAR, PROSE], failing)).toEqual(await extractiveQuotes(question, [TAR, PROSE], null));
   });
 });
@@ -132,8 +131,10 @@ describe('extractiveQuotes with the shipped Model2Vec embedder (for real): soft 
 
   const BUILD = source(1, 'The build reads its settings from a file. Parallel jobs can be run with -j to finish faster. The build stops at the first error.');
   const ONE_SENTENCE = { ...EXTRACTIVE_SETTINGS, words: 10, neighbours: { after: 0, before: 0 } };
-  const first = async (tokenTable: boolean, settings = ONE_SENTENCE) =>
-    (await extractiveQuotes('How do I speed up the build?', [BUILD], { embed: (texts) => embedder.embed(texts), tokenTable }, settings))[0].text;
+  const first = async (tokenTable: boolean, settings = ONE_SENTENCE) => {
+    const quoting = quoteEmbedder(tokenTable ? embedder : { ...embedder, embed: embedder.embed.bind(embedder), tokenTable: false }, new WordVectors<string>(QUOTE_WORD_CACHE_BYTES, () => new Map()));
+    return (await extractiveQuotes('How do I speed up the build?', [BUILD], quoting, settings))[0].text;
+  };
 
   it('quotes the line that answers a paraphrase word by word ("speed up" meets "faster"), where the sentence vectors and the shared word pick another', async () => {
     expect(await first(true)).toBe('Parallel jobs can be run with -j to finish faster.');

@@ -1,5 +1,6 @@
 import type { SourceView } from '../conversations/index.js';
-import { STOPWORDS, queryWords, softTermWeight } from '../retrieval/index.js';
+import type { Embedder } from '../../native/embeddings/index.js';
+import { STOPWORDS, type WordVectors, queryWords, softTermWeight } from '../retrieval/index.js';
 import { contentWords as plainWords } from '../../core/text/words.js';
 
 /**
@@ -58,11 +59,17 @@ export interface Quote {
   text: string;
 }
 
+/** Word vectors the chat keeps for quoting (~15k words of a 128-dimension model, as int8 rows). */
+export const QUOTE_WORD_CACHE_BYTES = 2 * 1024 * 1024;
+
 /** The embedder in force (null when none is installed: the keyword arm decides alone). */
 export type EmbedTexts = {
   embed(texts: string[]): Promise<Float32Array[]>;
-  /** Its words mean the same alone and cost a table lookup each (Embedder.tokenTable): soft term matching runs. */
-  tokenTable: boolean;
+  /**
+   * Words' own vectors, only for an embedder whose words mean the same alone (Embedder.tokenTable): soft term matching
+   * runs when it is there. The chat keeps them between answers (ChatService.embedTexts).
+   */
+  embedWords?: (words: string[]) => Promise<Float32Array[]>;
 } | null;
 
 interface Sentence {
@@ -160,6 +167,21 @@ const ENDS_CLAUSE = /[.:!?]\s*$/;
  */
 const startsBlock = (line: string, previous: string) => BLOCK_START.test(line) || (OPTION_LED.test(line) && (ENDS_CLAUSE.test(previous) || OPTION_LED.test(previous)));
 
+/**
+ * The chat's embedder as quoting uses it: texts embedded at the query's priority and, for a token-table embedder,
+ * words' vectors kept in `words` between answers (a search's words are mostly met again: ~230 words a question took
+ * ~4 ms through the embedder's thread every time).
+ */
+export function quoteEmbedder(embedder: Embedder | null, words: WordVectors<string>): EmbedTexts {
+  if (!embedder) return null;
+  const embedWords = async (list: string[]) => {
+    await words.load(embedder, list, async (missing) => new Map(missing.map((word) => [word, word])));
+    const { rows, dimension } = words.copy(list);
+    return list.map((_, index) => rows.subarray(index * dimension, (index + 1) * dimension));
+  };
+  return { embed: (texts) => embedder.embed(texts, { priority: 'query' }), ...(embedder.tokenTable ? { embedWords } : {}) };
+}
+
 /** The sentences of each block of each passage; pieces without a word (fences, rules) are left out. */
 function sentencesOf(sources: SourceView[]): Sentence[] {
   const sentences: Sentence[] = [];
@@ -207,14 +229,14 @@ async function vectorScores(sentences: Sentence[], query: string, embedder: NonN
 /**
  * Soft term matching per sentence, relative to the best sentence: Σ idf × (the term's best cosine with one of the
  * sentence's words, at least 0; the same word 1) / Σ idf, each term's idf over the sentences (softTermWeight, as
- * retrieval weighs a chunk's terms). The question's words and the sentences' distinct words (~1,000 for the chat's
- * passages) are embedded in one call: with a token table a word is a lookup.
+ * retrieval weighs a chunk's terms). The question's words and the sentences' distinct words (~230 for the chat's
+ * passages) are looked up in one call.
  */
-async function softScores(sentences: Sentence[], query: string, embedder: NonNullable<EmbedTexts>): Promise<number[]> {
+async function softScores(sentences: Sentence[], query: string, embedWords: (words: string[]) => Promise<Float32Array[]>): Promise<number[]> {
   const terms = plainWords(query);
   const distinct = [...new Set(sentences.flatMap((sentence) => sentence.plain))];
   if (!terms.length || !distinct.length) return sentences.map(() => 0);
-  const vectors = (await embedder.embed([...terms, ...distinct])).map(unit);
+  const vectors = (await embedWords([...terms, ...distinct])).map(unit);
   const column = new Map(distinct.map((word, index) => [word, index]));
   /** similarity[t][w]: term t against distinct word w. */
   const similarity = terms.map((term, t) => distinct.map((word, w) => (word === term ? 1 : Math.max(0, dot(vectors[t], vectors[terms.length + w])))));
@@ -273,7 +295,8 @@ export async function extractiveQuotes(query: string, sources: SourceView[], emb
   const asked = askedWords(query);
   // An embedder that fails here (busy, being replaced) leaves the keyword arm to decide: the answer still comes.
   const vector = embedder ? await vectorScores(sentences, query, embedder).catch(() => null) : null;
-  const soft = vector && embedder?.tokenTable && settings.softShare > 0 ? await softScores(sentences, query, embedder).catch(() => null) : null;
+  const embedWords = embedder?.embedWords;
+  const soft = vector && embedWords && settings.softShare > 0 ? await softScores(sentences, query, embedWords).catch(() => null) : null;
   const last = Math.max(1, sources.length - 1);
   sentences.forEach((sentence, i) => {
     const arms = vector ? settings.keywordShare * keyword[i] + (1 - settings.keywordShare) * vector[i] : keyword[i];

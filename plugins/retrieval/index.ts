@@ -11,7 +11,7 @@ export { RetrievalSettingsSchema } from './schemas.js';
 export { STOPWORDS } from '../../core/text/words.js';
 export { candidateTerms, queryWords } from './keyword-query.js';
 export { CHAT_FUSION_WEIGHTS } from './fusion.js';
-export { softTermWeight } from './soft-match.js';
+export { WordVectors, softTermWeight } from './soft-match.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

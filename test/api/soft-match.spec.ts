@@ -108,6 +108,31 @@ describe('soft term matching', () => {
     }
   });
 
+  it("an extractive answer quotes the line that answers a paraphrase word by word ('speed up' meets 'faster'), among passages that share the question's words", async () => {
+    const box = await startApp({ HEARTH_DEFAULT_EMBEDDER: 'shipped' }, await tmp(), false);
+    try {
+      const editor = (await box.userWithRole('editor')).access;
+      const documents = {
+        'build-settings.txt': 'The build reads its settings from a file named build.conf in the root of the project. Each setting is one line. Comments start with a hash sign. The build stops at the first error and prints the failing command. Its log is kept under the log folder for a week. Old logs are removed on the next start. The build prints a summary of warnings at the end. Warnings can be made errors in the settings. The summary lists each file once.',
+        'build-output.txt': 'Clean builds remove the output folder first. The output folder is named out by default. The build checks the version of the compiler before it starts. An older compiler stops the build with a message. The message names the version needed. Builds of the documentation are separate and use their own settings file. The build of the tests runs after the main build.',
+        'build-targets.txt': 'Each target is a line in the targets file. Targets may depend on each other. Parallel jobs can be run with -j to finish faster. The targets file is read once. Unknown targets are reported by name. A target with no rule is skipped with a warning.',
+      };
+      for (const [filename, text] of Object.entries(documents)) {
+        const res = await box.request({ method: 'POST', url: '/api/docs/upload', token: editor, ...multipartBody([{ name: 'file', content: Buffer.from(text), filename }]) });
+        expect(res.statusCode, res.body).toBe(202);
+      }
+      await box.app.jobs.idle();
+      const res = await box.request({ method: 'POST', url: '/api/chat', token: editor, payload: { query: 'How do I speed up the build?' } });
+      expect(res.statusCode, res.body).toBe(200);
+      const { mode, answer, sources } = res.json() as { mode: string; answer: string; sources: Array<{ filename: string }> };
+      expect(mode).toBe('extractive');
+      expect(sources.map((source) => source.filename).sort()).toEqual(Object.keys(documents).sort());
+      expect(answer).toContain('Parallel jobs can be run with -j to finish faster.');
+    } finally {
+      await box.close();
+    }
+  });
+
   it('does not run with an embedder whose words take their sense from their neighbours (an ONNX model)', async () => {
     const modelDir = await tmp();
     await installTinyEmbeddingModel(modelDir);
