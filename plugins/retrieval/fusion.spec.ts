@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FUSION, capPerDocument, documentLead, fuse, passageScore, passagesInPlace, withDocumentRanking, withSoftMatch } from './fusion.js';
+import { DEFAULT_FUSION, SOFT_PASSAGE_WEIGHT, capPerDocument, documentLead, fuse, passageScore, passagesInPlace, withDocumentRanking, withSoftMatch, withSoftPassages } from './fusion.js';
 
 describe('fuse (default settings)', () => {
   it('weighs the vector list three times the keyword list of chunks: the first of the vector list wins over the first of the keyword list', () => {
@@ -101,6 +101,33 @@ describe('passagesInPlace (which passage of a document comes first)', () => {
     expect(passage({ rowid: 1, score: 0 })).toBeCloseTo(1 / 31, 12);
     expect(passage({ rowid: 2, score: 0 })).toBeCloseTo(1 / 32 + 1 / 31, 12);
     expect(passage({ rowid: 9, score: 0 })).toBe(0);
+  });
+
+  it("with soft matching's best chunks, adds their own ranking at SOFT_PASSAGE_WEIGHT: a chunk only it found can lead its document", () => {
+    const passage = passageScore([{ rowid: 1, score: 0.9 }], [{ rowid: 1, score: 12 }], 30, [{ rowid: 4, score: 0.8 }, { rowid: 1, score: 0.5 }]);
+    expect(passage({ rowid: 4, score: 0 })).toBeCloseTo(SOFT_PASSAGE_WEIGHT / 31, 12);
+    expect(passage({ rowid: 1, score: 0 })).toBeCloseTo(2 / 31 + SOFT_PASSAGE_WEIGHT / 32, 12);
+    const placed = passagesInPlace(withSoftPassages(ranked, [{ rowid: 6, score: 0.9 }], (item) => (item.rowid === 6 ? 'a' : documentOf(item))), (item) => (item.rowid === 6 ? 'a' : documentOf(item)), (item) => (item.rowid === 6 ? 1 : 0));
+    // Chunk 6 of document a, found by neither list, takes a's first place; a's other chunks move down its places, the last one below every other.
+    expect(placed.map((item) => item.rowid)).toEqual([6, 3, 2, 5, 1, 4]);
+    expect(placed[0].score).toBe(0.5);
+  });
+});
+
+describe("withSoftPassages (soft matching's best chunks as chunks of their documents)", () => {
+  const documentOf = (item: { rowid: number }) => ({ 1: 'a', 2: 'b', 3: 'a', 4: 'c', 5: 'b' })[item.rowid]!;
+  const items = [
+    { rowid: 1, score: 0.4 },
+    { rowid: 2, score: 0.2 },
+  ];
+
+  it('adds a chunk of a ranked document at half the lowest score, once; not one already there, nor one of a document not ranked', () => {
+    expect(withSoftPassages(items, [{ rowid: 3, score: 0.9 }, { rowid: 4, score: 0.8 }, { rowid: 1, score: 0.7 }, { rowid: 5, score: 0.6 }], documentOf)).toEqual([...items, { rowid: 3, score: 0.1 }, { rowid: 5, score: 0.1 }]);
+  });
+
+  it('changes nothing without soft passages or candidates', () => {
+    expect(withSoftPassages(items, [], documentOf)).toBe(items);
+    expect(withSoftPassages([], [{ rowid: 3, score: 1 }], documentOf)).toEqual([]);
   });
 });
 

@@ -144,10 +144,33 @@ export function capPerDocument<T>(items: T[], documentOf: (item: T) => string, p
 }
 
 /** A chunk's reciprocal ranks in the two chunk lists, summed at equal weights (fuse at vector 1, keyword 1): how well it answers as a passage. */
-export function passageScore(vector: Scored[], keyword: Scored[], rrfK: number): (item: Scored) => number {
+export function passageScore(vector: Scored[], keyword: Scored[], rrfK: number, soft: Scored[] = []): (item: Scored) => number {
   const equal: FusionSettings = { ...DEFAULT_FUSION, method: 'rrf', rrfK, weights: { ...DEFAULT_FUSION.weights, vector: 1, keyword: 1 } };
   const score = new Map(fuse(vector, keyword, equal).map((item) => [item.rowid, item.score]));
+  soft.forEach((item, index) => score.set(item.rowid, (score.get(item.rowid) ?? 0) + SOFT_PASSAGE_WEIGHT * rrf(rrfK)(item, index)));
   return (item) => score.get(item.rowid) ?? 0;
+}
+
+/**
+ * The soft term match's best chunks (session 23): how much their own ranking weighs, beside the two chunk lists at 1
+ * each, when a document's passages are ordered (chosen on dev: 2 and 8 did no better), and how many of them (the best
+ * over all the candidate documents' chunks scored) take part.
+ */
+export const SOFT_PASSAGE_WEIGHT = 4;
+export const SOFT_PASSAGES = 30;
+
+/**
+ * The soft term match's best chunks that no list found, each as one more chunk of its document (only for a document
+ * already ranked), at the bottom (half the lowest score): the document's places do not move, and passagesInPlace may
+ * then put the chunk on its first one.
+ */
+export function withSoftPassages(items: Scored[], soft: Scored[], documentOf: (item: Scored) => string): Scored[] {
+  if (!items.length) return items;
+  const present = new Set(items.map((item) => item.rowid));
+  const ranked = new Set(items.map(documentOf));
+  const floor = Math.min(...items.map((item) => item.score)) / 2;
+  const added = soft.filter((item) => !present.has(item.rowid) && ranked.has(documentOf(item))).map((item) => ({ rowid: item.rowid, score: floor }));
+  return added.length ? [...items, ...added] : items;
 }
 
 /**

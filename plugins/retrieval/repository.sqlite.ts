@@ -89,6 +89,7 @@ export class RetrievalRepository {
   private readonly rankedDocumentsAll;
   private readonly stamp;
   private readonly documentWords;
+  private readonly chunkAtPosition;
   private readonly vocabularyById;
   private readonly vocabularyByWord;
   /** readableKeys per reader scope, valid while nothing was written (see stamp): a search does not scan every document. */
@@ -163,6 +164,11 @@ export class RetrievalRepository {
     this.documentWords = prepared<{ counts: Buffer; words: Buffer }, { document: string; pieces: number }>(
       run,
       sql<{ counts: Buffer; words: Buffer }>`select counts, words from document_words where document_id = ${'$document'} and piece < ${'$pieces'} order by piece`.compile(db),
+    );
+    // The index on (document_id, ordinal) walks a document's chunks in reading order, as document_words numbers them.
+    this.chunkAtPosition = prepared<{ rowid: number }, { document: string; position: number }>(
+      run,
+      sql<{ rowid: number }>`select rowid from chunks where document_id = ${'$document'} order by ordinal limit 1 offset ${'$position'}`.compile(db),
     );
     this.vocabularyById = prepared<{ id: number; word: string }, { ids: string }>(
       run,
@@ -246,6 +252,19 @@ export class RetrievalRepository {
       }
     }
     return rows;
+  }
+
+  /**
+   * The rowids of chunks named by their document and their place in its reading order (0: its first chunk), as
+   * document_words numbers them; a place the document does not have is left out.
+   */
+  async chunksAt<Place extends { document_id: string; position: number }>(places: Place[]): Promise<Array<Place & { rowid: number }>> {
+    const found: Array<Place & { rowid: number }> = [];
+    for (const place of places) {
+      const [row] = await this.chunkAtPosition({ document: place.document_id, position: place.position });
+      if (row) found.push({ ...place, rowid: row.rowid });
+    }
+    return found;
   }
 
   /** The words of these vocabulary ids (those that exist). */

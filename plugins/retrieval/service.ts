@@ -4,7 +4,7 @@ import { decodeWordIds } from '../../core/db/chunk-words.js';
 import type { Embedder } from '../../native/embeddings/index.js';
 import type { VectorIndex } from '../../native/vector-index/index.js';
 import { searchVectors } from '../search-index/index.js';
-import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, capPerDocument, dropNearDuplicates, fuse, passageScore, passagesInPlace, textSignature, withDocumentRanking, withSoftMatch, type DocumentPlace, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
+import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, SOFT_PASSAGES, capPerDocument, dropNearDuplicates, fuse, passageScore, passagesInPlace, textSignature, withDocumentRanking, withSoftMatch, withSoftPassages, type DocumentPlace, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery, type KeywordPlan, type RankedMatch, type TermFrequency } from './keyword-query.js';
 import { DenseRows, TERM_CACHE_BYTES, WORD_CACHE_BYTES, WordNumbering, WordVectors, softMatchScores, softTermWeight } from './soft-match.js';
 import type { ChunkHit, ReadScope, ReadableKeys, RetrievalRepository, SearchFilters } from './repository.sqlite.js';
@@ -209,9 +209,13 @@ export class RetrievalService {
     // Soft term matching weighs a document by all its chunks, so (as the whole-document ranking) not under a metadata filter.
     const softBudget = request.softMatchChunks ?? this.softMatch.chunks;
     const softly = modeUsed === 'hybrid' && fusion.weights.soft > 0 && softBudget > 0 && frequencies.length > 0 && !scope.metadata?.length && vectors?.embedder.tokenTable ? vectors.embedder : null;
-    const matched = softly ? await this.withSoftMatch(withDocumentPlaces, frequencies, softly, documentOf, fusion, softBudget) : withDocumentPlaces;
-    // In hybrid mode a document's places go to its passages in the order both chunk lists give them at equal weights.
-    const ranked = modeUsed === 'hybrid' ? passagesInPlace(matched, documentOf, passageScore(vector, keyword, fusion.rrfK)) : matched;
+    const soft = softly ? await this.withSoftMatch(withDocumentPlaces, frequencies, softly, documentOf, fusion, softBudget) : null;
+    // Its best chunks the reader may read, best first: a document's passage may be one no list found.
+    const softPassages = soft ? await this.softPassages(soft.passages, hydrate, hits) : [];
+    const matched = soft ? withSoftPassages(soft.items, softPassages, documentOf) : withDocumentPlaces;
+    // In hybrid mode a document's places go to its passages in the order both chunk lists give them at equal weights
+    // (and, when soft matching ran, its own best chunks at SOFT_PASSAGE_WEIGHT).
+    const ranked = modeUsed === 'hybrid' ? passagesInPlace(matched, documentOf, passageScore(vector, keyword, fusion.rrfK, softPassages)) : matched;
     const diverse = capPerDocument(ranked, documentOf, perDocument);
     const unique = dropNearDuplicates(diverse, signatureOf, wanted);
     const reranked = reranking ? await rerankCandidates(reranking, request.query, unique, (item) => hits.get(item.rowid)!.text, rerank, RERANK_BATCH) : null;
@@ -298,8 +302,8 @@ export class RetrievalService {
    * query's terms, each weighed by its idf from the frequencies the keyword plan probed; each candidate ranks by its
    * document's best chunk.
    */
-  private async withSoftMatch(items: Scored[], frequencies: TermFrequency[], embedder: Embedder, documentOf: (item: Scored) => string, fusion: FusionSettings, budget: number): Promise<Scored[]> {
-    if (!items.length) return items;
+  private async withSoftMatch(items: Scored[], frequencies: TermFrequency[], embedder: Embedder, documentOf: (item: Scored) => string, fusion: FusionSettings, budget: number): Promise<SoftMatched> {
+    if (!items.length) return { items, passages: [] };
     const documents = [...new Set(items.map(documentOf))].slice(0, SOFT_MATCH_DOCUMENTS);
     const termWords = frequencies.map(({ term }) => term);
     const [stored, span, known] = await Promise.all([this.repository.documentWordsOf(documents, budget), this.repository.chunkSpan(), this.repository.vocabularyIds(termWords)]);
@@ -317,11 +321,28 @@ export class RetrievalService {
     // From here to the scores, nothing awaits: the rows read are the ones just looked up.
     const termRows = this.termVectors.copy(termWords);
     const wordRows = this.wordVectors.rowsOf(words.words);
-    if (termRows.dimension !== wordRows.dimension) return items; // the model changed between the two loads
+    if (termRows.dimension !== wordRows.dimension) return { items, passages: [] }; // the model changed between the two loads
     const scores = softMatchScores(terms, termRows.rows, words, wordRows);
     const best = new Map<string, number>();
-    words.documents.forEach((document, chunk) => best.set(stored[document].document_id, Math.max(best.get(stored[document].document_id) ?? 0, scores[chunk])));
-    return withSoftMatch(items, (item) => best.get(documentOf(item)) ?? 0, fusion);
+    // Each chunk's place in its document's reading order (a document's rows come in order, each holding its next chunks).
+    const read = new Map<string, number>();
+    const chunks = Array.from(words.documents, (row, chunk) => {
+      const document_id = stored[row].document_id;
+      const position = read.get(document_id) ?? 0;
+      read.set(document_id, position + 1);
+      best.set(document_id, Math.max(best.get(document_id) ?? 0, scores[chunk]));
+      return { document_id, position, score: scores[chunk] };
+    });
+    const passages = chunks.filter((chunk) => chunk.score > 0).sort((a, b) => b.score - a.score).slice(0, SOFT_PASSAGES);
+    return { items: withSoftMatch(items, (item) => best.get(documentOf(item)) ?? 0, fusion), passages };
+  }
+
+  /** The soft term match's best chunks as Scored, best first: looked up by place, hydrated, those the reader may not read left out. */
+  private async softPassages(passages: SoftMatched['passages'], hydrate: (items: Scored[]) => Promise<void>, hits: Map<number, ChunkHit>): Promise<Scored[]> {
+    if (!passages.length) return [];
+    const list = (await this.repository.chunksAt(passages)).map(({ rowid, score }) => ({ rowid, score }));
+    await hydrate(list);
+    return list.filter((item) => hits.has(item.rowid));
   }
 
   /**
@@ -398,6 +419,12 @@ export class RetrievalService {
 }
 
 /** The keyword side's chunk candidates and, when asked for, its ranking of whole documents (for the same match). */
+/** Soft term matching's result: the candidates with its list added, and its best chunks by their place (best first). */
+interface SoftMatched {
+  items: Scored[];
+  passages: Array<{ document_id: string; position: number; score: number }>;
+}
+
 interface KeywordCandidates extends Candidates {
   /** Whole documents best first, and the keyword side's deeper chunk rows (best first) to represent them. */
   documents?: { ranking: Array<{ document_id: string; score: number }>; chunks: Array<Scored & { document_id: string }> };

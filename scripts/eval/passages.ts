@@ -3,7 +3,7 @@
  * HEARTH_EVAL_SET (dev by default) whose first five `POST /api/search` results (hybrid, one chunk per document first)
  * hold the answer span in their text, and whose first result does. Document-level figures (recall@5 of the right
  * document) come from `npm run eval` and `scripts/eval/tune.ts`; this one says whether the passage shown is the one
- * that answers. `HEARTH_EVAL_DIR=... HEARTH_EVAL_WORK=... npx tsx scripts/eval/passages.ts`
+ * that answers (with SEARCH_SOFT_MATCH_CHUNKS as the service reads it). `HEARTH_EVAL_DIR=... HEARTH_EVAL_WORK=... npx tsx scripts/eval/passages.ts`
  */
 import { DEFAULT_FUSION } from '../../plugins/retrieval/fusion.js';
 import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.js';
@@ -16,7 +16,9 @@ async function main(): Promise<void> {
   const { db } = await openEvalDatabase(work);
   const { embedder, vectors } = await openEvalVectors(work);
   try {
-    const service = new RetrievalService(new RetrievalRepository(db), { embedder: () => embedder, vectors: () => vectors }, DEFAULT_FUSION);
+    // Soft term matching runs as SEARCH_SOFT_MATCH_CHUNKS would have it in the service (0, the default: off).
+    const softMatch = { chunks: Number(process.env.SEARCH_SOFT_MATCH_CHUNKS ?? 0) };
+    const service = new RetrievalService(new RetrievalRepository(db), { embedder: () => embedder, vectors: () => vectors }, DEFAULT_FUSION, undefined, softMatch);
     let inFive = 0;
     let first = 0;
     for (const question of questions) {

@@ -133,6 +133,28 @@ describe('soft term matching', () => {
     }
   });
 
+  it("shows a document through its chunk that answers word by word where both chunk lists put another of its chunks first (soft matching's best chunks order a document's passages)", async () => {
+    const box = await startApp({ HEARTH_DEFAULT_EMBEDDER: 'shipped', SEARCH_SOFT_MATCH_CHUNKS: '500' }, await tmp(), false);
+    try {
+      const editor = (await box.userWithRole('editor')).access;
+      // The guide's sections on the build's settings and logs hold the question's words; the one that answers holds none.
+      const guide = [filler('the build settings', 2), 'Parallel jobs. Run make with -j to finish faster; the number after it says how many jobs run at once.', filler('the build logs', 2)].join('\n\n');
+      for (const [filename, text] of Object.entries({ 'build-guide.txt': guide, 'release-notes.txt': 'Release notes. Version two adds a dark theme and fixes the printing of long tables.' })) {
+        const res = await box.request({ method: 'POST', url: '/api/docs/upload', token: editor, ...multipartBody([{ name: 'file', content: Buffer.from(text), filename }]) });
+        expect(res.statusCode, res.body).toBe(202);
+      }
+      await box.app.jobs.idle();
+      const res = await box.request({ method: 'POST', url: '/api/search', token: editor, payload: { query: 'How do I speed up the build?', k: 3 } });
+      expect(res.statusCode, res.body).toBe(200);
+      const { results, retrieval_settings } = res.json() as { results: Array<{ filename: string; text: string }>; retrieval_settings: { weights: { soft: number } } };
+      expect(retrieval_settings.weights.soft).toBe(7);
+      expect(results[0].filename).toBe('build-guide.txt');
+      expect(results[0].text).toContain('-j to finish faster');
+    } finally {
+      await box.close();
+    }
+  });
+
   it('does not run with an embedder whose words take their sense from their neighbours (an ONNX model)', async () => {
     const modelDir = await tmp();
     await installTinyEmbeddingModel(modelDir);
@@ -214,6 +236,13 @@ describe('soft term matching', () => {
         [long, 128],
         [long, 128],
       ]);
+      // A chunk named by its place in its document's reading order, as the stored words number them; a place it lacks is left out.
+      const inOrder = await box.app.db.selectFrom('chunks').select(['rowid', 'text']).where('document_id', '=', long).orderBy('ordinal').execute();
+      const at = await repository.chunksAt([{ document_id: long, position: 0 }, { document_id: long, position: 299 }, { document_id: long, position: 300 }, { document_id: short, position: 0 }, { document_id: 'no-such-document', position: 0 }]);
+      expect(at.map((place) => [place.document_id, place.position])).toEqual([[long, 0], [long, 299], [short, 0]]);
+      expect(at[0].rowid).toBe(inOrder[0].rowid);
+      expect(at[1].rowid).toBe(inOrder[299].rowid);
+      expect(inOrder[299].text).toContain('word299');
       expect(chunksOf(await repository.documentWordsOf([short, 'no-such-document', long], 2000))).toEqual([
         [short, 1],
         [long, 128],
