@@ -27,8 +27,8 @@ export interface FilteredSearchResult {
   rows: Array<{ filter: string; admitted: number; p50: number; p95: number; recall10: number | null; stages?: Record<string, number> }>;
 }
 
-/** The retrieval stages BENCH_FILTERED_STAGES=1 times (the repository's statements, the query's embedding, the graph walk, soft term matching and its read of the stored words). */
-const STAGES = { repository: ['termFrequencies', 'keywordRanked', 'documentsRanked', 'chunksByRowid', 'readableKeys', 'documentWordsOf'], service: ['queryVector', 'vectorCandidates', 'withSoftMatch'] } as const;
+/** The retrieval stages BENCH_FILTERED_STAGES=1 times (the repository's statements, the query's embedding, the graph walk, soft term matching, its read of the stored words and the look-up of its best chunks). */
+const STAGES = { repository: ['termFrequencies', 'keywordRanked', 'documentsRanked', 'chunksByRowid', 'readableKeys', 'documentWordsOf', 'chunksAt'], service: ['queryVector', 'vectorCandidates', 'withSoftMatch', 'softPassages'] } as const;
 
 /** This thread's CPU time in ms (Linux: /proc/thread-self/schedstat), or null where it cannot be read. */
 function threadCpuMs(): number | null {
