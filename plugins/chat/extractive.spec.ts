@@ -1,8 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installShippedEmbedder, loadEmbedder, type Embedder } from '../../native/embeddings/index.js';
+import { describe, expect, it } from 'vitest';
+import { shippedEmbedderForSuite } from '../../test/fixtures/shipped-embedder.js';
 import type { SourceView } from '../conversations/index.js';
 import { WordVectors } from '../retrieval/index.js';
 import { EXTRACTIVE_SETTINGS, EXTRACTIVE_WORDS, QUOTE_WORD_CACHE_BYTES, extractiveQuotes, quoteEmbedder } from './extractive.js';
@@ -117,21 +114,12 @@ describe('extractiveQuotes', () => {
 });
 
 describe('extractiveQuotes with the shipped Model2Vec embedder (for real): soft term matching', () => {
-  let modelDir: string;
-  let embedder: Embedder;
-  beforeAll(async () => {
-    modelDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-extractive-'));
-    await installShippedEmbedder({ modelDir });
-    embedder = (await loadEmbedder({ modelDir, device: 'cpu' }))!;
-  });
-  afterAll(async () => {
-    await embedder?.close();
-    await rm(modelDir, { recursive: true, force: true });
-  });
+  const shipped = shippedEmbedderForSuite();
 
   const BUILD = source(1, 'The build reads its settings from a file. Parallel jobs can be run with -j to finish faster. The build stops at the first error.');
   const ONE_SENTENCE = { ...EXTRACTIVE_SETTINGS, words: 10, neighbours: { after: 0, before: 0 } };
   const first = async (tokenTable: boolean, settings = ONE_SENTENCE) => {
+    const embedder = shipped();
     const quoting = quoteEmbedder(tokenTable ? embedder : { ...embedder, embed: embedder.embed.bind(embedder), tokenTable: false }, new WordVectors<string>(QUOTE_WORD_CACHE_BYTES, () => new Map()));
     return (await extractiveQuotes('How do I speed up the build?', [BUILD], quoting, settings))[0].text;
   };

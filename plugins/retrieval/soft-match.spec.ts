@@ -1,11 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeWordIds, encodeWordIds } from '../../core/db/chunk-words.js';
 import { contentWords } from '../../core/text/words.js';
 import { queryWords } from './keyword-query.js';
-import { installShippedEmbedder, loadEmbedder, type Embedder } from '../../native/embeddings/index.js';
+import type { Embedder } from '../../native/embeddings/index.js';
+import { shippedEmbedderForSuite } from '../../test/fixtures/shipped-embedder.js';
 import { DenseRows, WordNumbering, WordVectors, quantiseInto, softMatchScores, softTermWeight, type SoftTerm } from './soft-match.js';
 
 const cosine = (a: Float32Array, b: Float32Array) => {
@@ -128,16 +126,10 @@ describe('soft term matching', () => {
 });
 
 describe('the word-vector table (the shipped Model2Vec model, for real)', () => {
-  let modelDir: string;
+  const shipped = shippedEmbedderForSuite();
   let embedder: Embedder;
-  beforeAll(async () => {
-    modelDir = await mkdtemp(path.join(os.tmpdir(), 'hearth-word-vectors-'));
-    await installShippedEmbedder({ modelDir });
-    embedder = (await loadEmbedder({ modelDir, device: 'cpu' }))!;
-  });
-  afterAll(async () => {
-    await embedder?.close();
-    await rm(modelDir, { recursive: true, force: true });
+  beforeAll(() => {
+    embedder = shipped();
   });
 
   const spelled = new Map([

@@ -6,8 +6,8 @@ import { loadEmbedder, type Embedder } from '../../native/embeddings/index.js';
 import { modelFolder, readManifest } from '../../native/model-files/index.js';
 import { runModelsCli } from '../fixtures/models-cli.js';
 import { POTION_BASE_4M_DIR } from '../fixtures/models.js';
-import { multipartBody } from '../fixtures/multipart.js';
 import { scratchFolders } from '../fixtures/scratch-folders.js';
+import { uploadTexts } from '../fixtures/upload-texts.js';
 import { startApp, type TestApp } from '../helpers.js';
 
 const POTION_ID = 'potion-base-4M-int8';
@@ -104,11 +104,7 @@ describe('Model2Vec static models (potion-base-4M-int8)', () => {
         'baking.txt': 'Baking bread at home. Knead the dough, let it rise for an hour, then bake it in a hot oven until the crust is golden.',
         'garden.txt': 'Growing tomatoes. Plant the seedlings in full sun, water them deeply twice a week and stake the stems as they grow.',
       };
-      for (const [filename, text] of Object.entries(docs)) {
-        const res = await t.request({ method: 'POST', url: '/api/docs/upload', token: editor, ...multipartBody([{ name: 'file', content: Buffer.from(text), filename }]) });
-        expect(res.statusCode, res.body).toBe(202);
-      }
-      await t.app.jobs.idle();
+      await uploadTexts(t, editor, docs);
       const res = await t.request({ method: 'POST', url: '/api/search', token: editor, payload: { query: 'servicing a car motor lubricant', mode: 'vector', k: 3 } });
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json().retrieval_settings).toMatchObject({ mode_used: 'vector', model_id: embedder.modelId });

@@ -3,9 +3,9 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { modelFolder, readManifest } from '../../native/model-files/index.js';
 import { runModelsCli } from '../fixtures/models-cli.js';
-import { multipartBody } from '../fixtures/multipart.js';
 import { buildTinyCrossEncoder } from '../fixtures/tiny-cross-encoder.js';
 import { scratchFolders } from '../fixtures/scratch-folders.js';
+import { uploadTexts } from '../fixtures/upload-texts.js';
 import { startApp, type TestApp } from '../helpers.js';
 
 const tmp = scratchFolders('hearth-reranker-');
@@ -22,11 +22,7 @@ async function appWith(
 ): Promise<{ t: TestApp; search: (query: string) => Promise<{ filenames: string[]; rerank: Record<string, unknown> | null; candidates: { keyword: number } }> }> {
   const t = await startApp(env);
   const editor = (await t.userWithRole('editor')).access;
-  for (const [filename, text] of Object.entries(DOCS)) {
-    const res = await t.request({ method: 'POST', url: '/api/docs/upload', token: editor, ...multipartBody([{ name: 'file', content: Buffer.from(text), filename }]) });
-    expect(res.statusCode, res.body).toBe(202);
-  }
-  await t.app.jobs.idle();
+  await uploadTexts(t, editor, DOCS);
   const search = async (query: string) => {
     const res = await t.request({ method: 'POST', url: '/api/search', token: editor, payload: { query, mode: 'keyword', k: 3 } });
     expect(res.statusCode, res.body).toBe(200);

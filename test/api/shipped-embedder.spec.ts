@@ -14,8 +14,8 @@ import { modelFolder, readActiveModelId, readManifest, sha256File } from '../../
 import { loadConfig } from '../../core/config.js';
 import { runModelsCli } from '../fixtures/models-cli.js';
 import { installTinyEmbeddingModel } from '../fixtures/tiny-embedding-model.js';
-import { multipartBody } from '../fixtures/multipart.js';
 import { scratchFolders } from '../fixtures/scratch-folders.js';
+import { uploadTexts } from '../fixtures/upload-texts.js';
 import { startApp, type TestApp } from '../helpers.js';
 
 const tmp = scratchFolders('hearth-shipped-');
@@ -67,11 +67,7 @@ describe('the embedder shipped with Hearth', () => {
 
     it('its vectors find a paraphrase that shares no content word with the passage', async () => {
       const editor = (await t.userWithRole('editor')).access;
-      for (const [filename, text] of Object.entries(DOCS)) {
-        const res = await t.request({ method: 'POST', url: '/api/docs/upload', token: editor, ...multipartBody([{ name: 'file', content: Buffer.from(text), filename }]) });
-        expect(res.statusCode, res.body).toBe(202);
-      }
-      await t.app.jobs.idle();
+      await uploadTexts(t, editor, DOCS);
       for (const mode of ['vector', 'hybrid']) {
         const res = await t.request({ method: 'POST', url: '/api/search', token: editor, payload: { query: 'servicing a car motor lubricant', mode, k: 3 } });
         expect(res.statusCode, res.body).toBe(200);

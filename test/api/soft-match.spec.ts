@@ -15,9 +15,9 @@ import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.j
 import { STORIES_GGUF } from '../fixtures/models.js';
 import { insertDocuments } from '../fixtures/search-data.js';
 import { installTinyEmbeddingModel } from '../fixtures/tiny-embedding-model.js';
-import { multipartBody } from '../fixtures/multipart.js';
 import { asBeforeMigration } from '../fixtures/older-schema.js';
 import { scratchFolders } from '../fixtures/scratch-folders.js';
+import { uploadTexts } from '../fixtures/upload-texts.js';
 import { startApp, type TestApp } from '../helpers.js';
 
 const tmp = scratchFolders('hearth-soft-match-');
@@ -36,13 +36,7 @@ const DOCS: Record<string, string> = {
 };
 const QUESTION = 'fetch the latest package lists from all mirrors';
 
-async function upload(t: TestApp, token: string): Promise<void> {
-  for (const [filename, text] of Object.entries(DOCS)) {
-    const res = await t.request({ method: 'POST', url: '/api/docs/upload', token, ...multipartBody([{ name: 'file', content: Buffer.from(text), filename }]) });
-    expect(res.statusCode, res.body).toBe(202);
-  }
-  await t.app.jobs.idle();
-}
+const upload = (t: TestApp, token: string) => uploadTexts(t, token, DOCS);
 
 const search = async (t: TestApp, token: string, payload: object) => {
   const res = await t.request({ method: 'POST', url: '/api/search', token, payload: { query: QUESTION, ...payload } });
@@ -117,11 +111,7 @@ describe('soft term matching', () => {
         'build-output.txt': 'Clean builds remove the output folder first. The output folder is named out by default. The build checks the version of the compiler before it starts. An older compiler stops the build with a message. The message names the version needed. Builds of the documentation are separate and use their own settings file. The build of the tests runs after the main build.',
         'build-targets.txt': 'Each target is a line in the targets file. Targets may depend on each other. Parallel jobs can be run with -j to finish faster. The targets file is read once. Unknown targets are reported by name. A target with no rule is skipped with a warning.',
       };
-      for (const [filename, text] of Object.entries(documents)) {
-        const res = await box.request({ method: 'POST', url: '/api/docs/upload', token: editor, ...multipartBody([{ name: 'file', content: Buffer.from(text), filename }]) });
-        expect(res.statusCode, res.body).toBe(202);
-      }
-      await box.app.jobs.idle();
+      await uploadTexts(box, editor, documents);
       const res = await box.request({ method: 'POST', url: '/api/chat', token: editor, payload: { query: 'How do I speed up the build?' } });
       expect(res.statusCode, res.body).toBe(200);
       const { mode, answer, sources } = res.json() as { mode: string; answer: string; sources: Array<{ filename: string }> };
@@ -139,11 +129,7 @@ describe('soft term matching', () => {
       const editor = (await box.userWithRole('editor')).access;
       // The guide's sections on the build's settings and logs hold the question's words; the one that answers holds none.
       const guide = [filler('the build settings', 2), 'Parallel jobs. Run make with -j to finish faster; the number after it says how many jobs run at once.', filler('the build logs', 2)].join('\n\n');
-      for (const [filename, text] of Object.entries({ 'build-guide.txt': guide, 'release-notes.txt': 'Release notes. Version two adds a dark theme and fixes the printing of long tables.' })) {
-        const res = await box.request({ method: 'POST', url: '/api/docs/upload', token: editor, ...multipartBody([{ name: 'file', content: Buffer.from(text), filename }]) });
-        expect(res.statusCode, res.body).toBe(202);
-      }
-      await box.app.jobs.idle();
+      await uploadTexts(box, editor, { 'build-guide.txt': guide, 'release-notes.txt': 'Release notes. Version two adds a dark theme and fixes the printing of long tables.' });
       const res = await box.request({ method: 'POST', url: '/api/search', token: editor, payload: { query: 'How do I speed up the build?', k: 3 } });
       expect(res.statusCode, res.body).toBe(200);
       const { results, retrieval_settings } = res.json() as { results: Array<{ filename: string; text: string }>; retrieval_settings: { weights: { soft: number } } };
