@@ -418,13 +418,13 @@ export class RetrievalService {
   }
 }
 
-/** The keyword side's chunk candidates and, when asked for, its ranking of whole documents (for the same match). */
 /** Soft term matching's result: the candidates with its list added, and its best chunks by their place (best first). */
 interface SoftMatched {
   items: Scored[];
   passages: Array<{ document_id: string; position: number; score: number }>;
 }
 
+/** The keyword side's chunk candidates and, when asked for, its ranking of whole documents (for the same match). */
 interface KeywordCandidates extends Candidates {
   /** Whole documents best first, and the keyword side's deeper chunk rows (best first) to represent them. */
   documents?: { ranking: Array<{ document_id: string; score: number }>; chunks: Array<Scored & { document_id: string }> };
