@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { shippedEmbedderForSuite } from '../../test/fixtures/shipped-embedder.js';
 import type { SourceView } from '../conversations/index.js';
-import { WordVectors } from '../retrieval/index.js';
-import { EXTRACTIVE_SETTINGS, EXTRACTIVE_WORDS, QUOTE_WORD_CACHE_BYTES, extractiveQuotes, quoteEmbedder } from './extractive.js';
+import { EXTRACTIVE_SETTINGS, EXTRACTIVE_WORDS, extractiveQuotes, quoteEmbedder, quoteWordTable } from './extractive.js';
 
 const source = (marker: number, text: string): SourceView => ({ marker, chunk_id: `c${marker}`, document_id: `d${marker}`, filename: `f${marker}.md`, score: 1, text });
 
@@ -120,7 +119,7 @@ describe('extractiveQuotes with the shipped Model2Vec embedder (for real): soft 
   const ONE_SENTENCE = { ...EXTRACTIVE_SETTINGS, words: 10, neighbours: { after: 0, before: 0 } };
   const first = async (tokenTable: boolean, settings = ONE_SENTENCE) => {
     const embedder = shipped();
-    const quoting = quoteEmbedder(tokenTable ? embedder : { ...embedder, embed: embedder.embed.bind(embedder), tokenTable: false }, new WordVectors<string>(QUOTE_WORD_CACHE_BYTES, () => new Map()));
+    const quoting = quoteEmbedder(tokenTable ? embedder : { ...embedder, embed: embedder.embed.bind(embedder), tokenTable: false }, quoteWordTable());
     return (await extractiveQuotes('How do I speed up the build?', [BUILD], quoting, settings))[0].text;
   };
 

@@ -1,6 +1,6 @@
 import type { SourceView } from '../conversations/index.js';
 import type { Embedder } from '../../native/embeddings/index.js';
-import { STOPWORDS, type WordVectors, queryWords, softTermWeight } from '../retrieval/index.js';
+import { STOPWORDS, WordVectors, queryWords, softTermWeight } from '../retrieval/index.js';
 import { contentWords as plainWords } from '../../core/text/words.js';
 
 /**
@@ -60,7 +60,10 @@ export interface Quote {
 }
 
 /** Word vectors the chat keeps for quoting (~15k words of a 128-dimension model, as int8 rows). */
-export const QUOTE_WORD_CACHE_BYTES = 2 * 1024 * 1024;
+const QUOTE_WORD_CACHE_BYTES = 2 * 1024 * 1024;
+
+/** An empty table of words' vectors for quoteEmbedder, keyed by the word: one per chat service, kept between answers. */
+export const quoteWordTable = (): WordVectors<string> => new WordVectors<string>(QUOTE_WORD_CACHE_BYTES, () => new Map());
 
 /** The embedder in force (null when none is installed: the keyword arm decides alone). */
 export type EmbedTexts = {
@@ -262,15 +265,9 @@ function dot(a: Float32Array, b: Float32Array): number {
 }
 
 function cosine(a: Float32Array, b: Float32Array): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return na && nb ? dot / Math.sqrt(na * nb) : 0;
+  const na = dot(a, a);
+  const nb = dot(b, b);
+  return na && nb ? dot(a, b) / Math.sqrt(na * nb) : 0;
 }
 
 function jaccard(a: Set<string>, b: Set<string>): number {

@@ -5,9 +5,9 @@ import type { SettingsStore } from '../../core/settings/store.js';
 import type { Embedder } from '../../native/embeddings/index.js';
 import type { Generator } from '../../native/llm/index.js';
 import type { AnswerMode, ConversationsService, PastTurn, SourceView } from '../conversations/index.js';
-import { CHAT_FUSION_WEIGHTS, WordVectors, type RetrievalService, type RetrievalSettings, type SearchFilters, type SearchMode, type SearchResult } from '../retrieval/index.js';
+import { CHAT_FUSION_WEIGHTS, type RetrievalService, type RetrievalSettings, type SearchFilters, type SearchMode, type SearchResult } from '../retrieval/index.js';
 import { type Classification, type MetadataHints, SMALL_TALK_ANSWERS, classifyByRules, classifyWithModel } from './classifier.js';
-import { type EmbedTexts, QUOTE_WORD_CACHE_BYTES, extractiveQuotes, quoteEmbedder } from './extractive.js';
+import { type EmbedTexts, extractiveQuotes, quoteEmbedder, quoteWordTable } from './extractive.js';
 import { MarkerFilter, keepValidMarkers } from './markers.js';
 import { NOTHING_FOUND, extractiveAnswer } from './prompt.js';
 import { relevantResults } from './relevance.js';
@@ -92,7 +92,7 @@ export class ChatService {
   private readonly filterHooks: FilterHook[] = [];
 
   /** Words' vectors for the extractive answers' soft term matching, kept between answers (a token-table embedder's). */
-  private readonly quoteWords = new WordVectors<string>(QUOTE_WORD_CACHE_BYTES, () => new Map());
+  private readonly quoteWords = quoteWordTable();
 
   constructor(private readonly deps: ChatDependencies) {}
 

@@ -12,8 +12,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { EXTRACTIVE_SETTINGS, QUOTE_WORD_CACHE_BYTES, extractiveQuotes, quoteEmbedder } from '../../plugins/chat/extractive.js';
-import { WordVectors } from '../../plugins/retrieval/soft-match.js';
+import { EXTRACTIVE_SETTINGS, extractiveQuotes, quoteEmbedder, quoteWordTable } from '../../plugins/chat/extractive.js';
 import { extractiveAnswer } from '../../plugins/chat/prompt.js';
 import { relevantResults } from '../../plugins/chat/relevance.js';
 import { CHAT_DEFAULT_K, toSource } from '../../plugins/chat/service.js';
@@ -85,7 +84,7 @@ async function main(): Promise<void> {
         const chat = new RetrievalService(new RetrievalRepository(db), sources, { ...DEFAULT_FUSION, weights: CHAT_FUSION_WEIGHTS });
         let quoted = 0;
         let held = 0;
-        const quoteWords = new WordVectors<string>(QUOTE_WORD_CACHE_BYTES, () => new Map());
+        const quoteWords = quoteWordTable();
         for (const question of questions) {
           const search = await chat.search({ query: question.question, k: CHAT_DEFAULT_K, mode: 'hybrid', groups: ['everyone'] });
           const found = relevantResults(search.results, question.question, search.retrieval_settings.score).map(toSource);

@@ -6,14 +6,13 @@
  * `HEARTH_EVAL_QUOTE_VARIANTS='{"bonus 1":{"termBonus":1}}' HEARTH_EVAL_DIR=... HEARTH_EVAL_WORK=... npx tsx scripts/eval/quotes.ts`
  */
 import { CHAT_SOFT_MATCH_CHUNKS } from '../../core/config.js';
-import { EXTRACTIVE_SETTINGS, type ExtractiveSettings, QUOTE_WORD_CACHE_BYTES, extractiveQuotes, quoteEmbedder } from '../../plugins/chat/extractive.js';
+import { EXTRACTIVE_SETTINGS, type ExtractiveSettings, extractiveQuotes, quoteEmbedder, quoteWordTable } from '../../plugins/chat/extractive.js';
 import { extractiveAnswer } from '../../plugins/chat/prompt.js';
 import { relevantResults } from '../../plugins/chat/relevance.js';
 import { CHAT_DEFAULT_K, toSource } from '../../plugins/chat/service.js';
 import { CHAT_FUSION_WEIGHTS, DEFAULT_FUSION } from '../../plugins/retrieval/fusion.js';
 import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.js';
 import { RetrievalService } from '../../plugins/retrieval/service.js';
-import { WordVectors } from '../../plugins/retrieval/soft-match.js';
 import { evalWork, openEvalDatabase, openEvalVectors } from './eval-index.js';
 import { containsSpan, table } from './metrics.js';
 
@@ -30,7 +29,7 @@ async function main(): Promise<void> {
     const softMatch = { chunks: Number(process.env.CHAT_SOFT_MATCH_CHUNKS ?? CHAT_SOFT_MATCH_CHUNKS) };
     const service = new RetrievalService(new RetrievalRepository(db), { embedder: () => embedder, vectors: () => vectors }, { ...DEFAULT_FUSION, weights }, undefined, softMatch);
     // As the chat embeds for quoting: word vectors kept between answers.
-    const embed = quoteEmbedder(embedder, new WordVectors<string>(QUOTE_WORD_CACHE_BYTES, () => new Map()));
+    const embed = quoteEmbedder(embedder, quoteWordTable());
     const quoted = new Map(Object.keys(variants).map((label) => [label, 0]));
     let held = 0;
     for (const question of questions) {
