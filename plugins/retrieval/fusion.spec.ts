@@ -2,14 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_FUSION, SOFT_PASSAGE_WEIGHT, capPerDocument, documentLead, fuse, passageScore, passagesInPlace, withDocumentRanking, withSoftMatch, withSoftPassages } from './fusion.js';
 
 describe('fuse (default settings)', () => {
-  it('weighs the vector list three times the keyword list of chunks: the first of the vector list wins over the first of the keyword list', () => {
+  it('weighs the vector list 2.5 and the keyword list of chunks 2: the first of the vector list wins over the first of the keyword list', () => {
     // rowid 2 is first in the vector list only, rowid 1 first in the keyword list only.
     const fused = fuse([{ rowid: 2, score: 0.9 }], [{ rowid: 1, score: 12 }], DEFAULT_FUSION);
     expect(fused.map((item) => item.rowid)).toEqual([2, 1]);
-    expect(fused[0].score).toBeCloseTo(3 * fused[1].score, 12);
-    // The keyword list's first place weighs what the vector list's 63rd would: of 20 candidates a side, a chunk found by
-    // keywords alone comes after every vector candidate unless the whole-document ranking lifts it (below).
-    expect(1 / (DEFAULT_FUSION.rrfK + 1)).toBeCloseTo(3 / (DEFAULT_FUSION.rrfK + 63), 12);
+    expect(fused[0].score).toBeCloseTo(1.25 * fused[1].score, 12);
+    // The keyword list's first place (2 / 31) weighs between the vector list's eighth and ninth (2.5 / 38, 2.5 / 39): a
+    // chunk found by keywords alone comes before the vector list's ninth unless the whole-document ranking lifts another.
+    expect(DEFAULT_FUSION.weights.keyword / (DEFAULT_FUSION.rrfK + 1)).toBeGreaterThan(DEFAULT_FUSION.weights.vector / (DEFAULT_FUSION.rrfK + 9));
+    expect(DEFAULT_FUSION.weights.keyword / (DEFAULT_FUSION.rrfK + 1)).toBeLessThan(DEFAULT_FUSION.weights.vector / (DEFAULT_FUSION.rrfK + 8));
   });
 
   it('still lets agreement of both lists win over the top of one list', () => {

@@ -53,10 +53,12 @@ async function main(): Promise<void> {
   const sources = { embedder: () => embedder, vectors: () => vectors };
   // Soft term matching runs as SEARCH_SOFT_MATCH_CHUNKS would have it in the service (0, the default: off).
   const softMatch = { chunks: Number(process.env.SEARCH_SOFT_MATCH_CHUNKS ?? 0) };
+  // HEARTH_EVAL_FUSION: fusion settings (JSON) laid over every variant's, e.g. '{"keywordConfidence":2}'.
+  const extra = JSON.parse(process.env.HEARTH_EVAL_FUSION ?? '{}') as Partial<FusionSettings>;
   const rows: Array<Array<string | number>> = [];
   try {
     for (const variant of VARIANTS.filter((v) => !only || only.includes(v.label))) {
-      const service = new RetrievalService(new RetrievalRepository(db), sources, { ...DEFAULT_FUSION, ...variant.fusion }, undefined, softMatch);
+      const service = new RetrievalService(new RetrievalRepository(db), sources, { ...DEFAULT_FUSION, ...variant.fusion, ...extra }, undefined, softMatch);
       rows.push([variant.label, ...summaryRow(await searchScores(service, questions, variant.mode, score, k))]);
     }
     printSummary(set, questions.length, rows);

@@ -29,7 +29,7 @@ describe('chat without a chat model (extractive answers)', () => {
     // The chat fuses at its own weights (a passage holding the question's words quotes the answer), not the search's.
     expect(body.retrieval_settings.weights).toEqual({ vector: 1, keyword: 1, document: 4, soft: 0 });
     const searched = await t.request({ method: 'POST', url: '/api/search', token: viewer, payload: { query } });
-    expect(searched.json().retrieval_settings.weights).toEqual({ vector: 3, keyword: 1, document: 3, soft: 0 });
+    expect(searched.json().retrieval_settings.weights).toEqual({ vector: 2.5, keyword: 2, document: 3, soft: 0 });
     expect(Object.keys(body.timing).sort()).toEqual(['classify', 'generate', 'retrieve']);
     expect(body.answer.startsWith(EXTRACTIVE_PREFIX)).toBe(true);
 

@@ -49,7 +49,7 @@ describe('retrieval quality: fusion weights and extractive answers', () => {
     const res = await t.request({ method: 'POST', url: '/api/search', token: viewer, payload: { query: 'mooring fees at the office' } });
     expect(res.statusCode, res.body).toBe(200);
     const { results, retrieval_settings } = res.json();
-    expect(retrieval_settings).toMatchObject({ mode_used: 'hybrid', fusion: 'rrf', rrf_k: 30, weights: { vector: 3, keyword: 1, document: 3 }, per_document: 1 });
+    expect(retrieval_settings).toMatchObject({ mode_used: 'hybrid', fusion: 'rrf', rrf_k: 30, weights: { vector: 2.5, keyword: 2, document: 3 }, per_document: 1 });
     expect(results[0].text).toContain('Fees are paid at the office');
   });
 
