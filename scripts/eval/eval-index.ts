@@ -10,6 +10,7 @@ import { openVectorIndex, type VectorIndex } from '../../native/vector-index/ind
 import { ChunksRepository } from '../../plugins/search-index/chunks-repository.js';
 import { type EvalQuestion, readQuestions, rightDocuments } from './questions.js';
 import { type QuestionScore, scoreRanking } from './metrics.js';
+import type { FusionSettings } from '../../plugins/retrieval/fusion.js';
 import type { RetrievalService, SearchMode } from '../../plugins/retrieval/service.js';
 
 export interface EvalWork {
@@ -73,6 +74,11 @@ export async function searchScores(service: RetrievalService, questions: EvalQue
   const scores: QuestionScore[] = [];
   for (const question of questions) scores.push(score(question, (await service.search({ query: question.question, k, mode, groups: ['everyone'] })).results));
   return scores;
+}
+
+/** HEARTH_EVAL_FUSION: fusion settings (JSON) an experiment lays over the service's, e.g. '{"weights":{…}}' or '{"rrfK":60}'. */
+export function fusionOverride(): Partial<FusionSettings> {
+  return JSON.parse(process.env.HEARTH_EVAL_FUSION ?? '{}') as Partial<FusionSettings>;
 }
 
 /** The vector scaled to length 1 (a zero vector stays zero). */
