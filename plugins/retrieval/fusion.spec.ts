@@ -7,10 +7,15 @@ describe('fuse (default settings)', () => {
     const fused = fuse([{ rowid: 2, score: 0.9 }], [{ rowid: 1, score: 12 }], DEFAULT_FUSION);
     expect(fused.map((item) => item.rowid)).toEqual([2, 1]);
     expect(fused[0].score).toBeCloseTo(1.25 * fused[1].score, 12);
-    // The keyword list's first place (2 / 31) weighs between the vector list's eighth and ninth (2.5 / 38, 2.5 / 39): a
-    // chunk found by keywords alone comes before the vector list's ninth unless the whole-document ranking lifts another.
-    expect(DEFAULT_FUSION.weights.keyword / (DEFAULT_FUSION.rrfK + 1)).toBeGreaterThan(DEFAULT_FUSION.weights.vector / (DEFAULT_FUSION.rrfK + 9));
-    expect(DEFAULT_FUSION.weights.keyword / (DEFAULT_FUSION.rrfK + 1)).toBeLessThan(DEFAULT_FUSION.weights.vector / (DEFAULT_FUSION.rrfK + 8));
+  });
+
+  it("puts the keyword list's first chunk ninth among 20 chunks only the vector list found (after all of them at session 20's weights)", () => {
+    // A question in a document's own words: bm25 finds the chunk holding them, the vector list prefers other documents.
+    const vector = Array.from({ length: 20 }, (_, i) => ({ rowid: 100 + i, score: 0.9 - i * 0.01 }));
+    const placeOf = (settings: typeof DEFAULT_FUSION) => fuse(vector, [{ rowid: 1, score: 12 }], settings).findIndex((item) => item.rowid === 1);
+    // 2 / 31 lies between the vector list's eighth and ninth places, 2.5 / 38 and 2.5 / 39.
+    expect(placeOf(DEFAULT_FUSION)).toBe(8);
+    expect(placeOf({ ...DEFAULT_FUSION, weights: { ...DEFAULT_FUSION.weights, vector: 3, keyword: 1 } })).toBe(20);
   });
 
   it('still lets agreement of both lists win over the top of one list', () => {
