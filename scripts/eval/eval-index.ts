@@ -76,9 +76,13 @@ export async function searchScores(service: RetrievalService, questions: EvalQue
   return scores;
 }
 
-/** HEARTH_EVAL_FUSION: fusion settings (JSON) an experiment lays over the service's, e.g. '{"weights":{…}}' or '{"rrfK":60}'. */
-export function fusionOverride(): Partial<FusionSettings> {
-  return JSON.parse(process.env.HEARTH_EVAL_FUSION ?? '{}') as Partial<FusionSettings>;
+/**
+ * `fusion` with HEARTH_EVAL_FUSION (JSON fusion settings an experiment lays over it, e.g. '{"rrfK":60}' or
+ * '{"weights":{"vector":3,"keyword":1}}') laid over it; weights named there replace only those weights.
+ */
+export function withFusionOverride(fusion: FusionSettings): FusionSettings {
+  const override = JSON.parse(process.env.HEARTH_EVAL_FUSION ?? '{}') as Partial<FusionSettings>;
+  return { ...fusion, ...override, weights: { ...fusion.weights, ...override.weights } };
 }
 
 /** The vector scaled to length 1 (a zero vector stays zero). */

@@ -8,7 +8,7 @@
 import { DEFAULT_FUSION } from '../../plugins/retrieval/fusion.js';
 import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.js';
 import { RetrievalService } from '../../plugins/retrieval/service.js';
-import { evalWork, fusionOverride, openEvalDatabase, openEvalVectors } from './eval-index.js';
+import { evalWork, openEvalDatabase, openEvalVectors, withFusionOverride } from './eval-index.js';
 import { containsSpan } from './metrics.js';
 
 async function main(): Promise<void> {
@@ -18,7 +18,7 @@ async function main(): Promise<void> {
   try {
     // Soft term matching runs as SEARCH_SOFT_MATCH_CHUNKS would have it in the service (0, the default: off).
     const softMatch = { chunks: Number(process.env.SEARCH_SOFT_MATCH_CHUNKS ?? 0) };
-    const service = new RetrievalService(new RetrievalRepository(db), { embedder: () => embedder, vectors: () => vectors }, { ...DEFAULT_FUSION, ...fusionOverride() }, undefined, softMatch);
+    const service = new RetrievalService(new RetrievalRepository(db), { embedder: () => embedder, vectors: () => vectors }, withFusionOverride(DEFAULT_FUSION), undefined, softMatch);
     let inFive = 0;
     let first = 0;
     for (const question of questions) {

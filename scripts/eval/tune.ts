@@ -7,7 +7,7 @@
 import { DEFAULT_FUSION, type FusionSettings } from '../../plugins/retrieval/fusion.js';
 import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.js';
 import { RetrievalService, type SearchMode } from '../../plugins/retrieval/service.js';
-import { evalWork, fusionOverride, openEvalDatabase, openEvalVectors, searchScores } from './eval-index.js';
+import { evalWork, openEvalDatabase, openEvalVectors, searchScores, withFusionOverride } from './eval-index.js';
 import { printSummary, summaryRow } from './metrics.js';
 
 interface Variant {
@@ -53,12 +53,10 @@ async function main(): Promise<void> {
   const sources = { embedder: () => embedder, vectors: () => vectors };
   // Soft term matching runs as SEARCH_SOFT_MATCH_CHUNKS would have it in the service (0, the default: off).
   const softMatch = { chunks: Number(process.env.SEARCH_SOFT_MATCH_CHUNKS ?? 0) };
-  // HEARTH_EVAL_FUSION: fusion settings laid over every variant's.
-  const extra = fusionOverride();
   const rows: Array<Array<string | number>> = [];
   try {
     for (const variant of VARIANTS.filter((v) => !only || only.includes(v.label))) {
-      const service = new RetrievalService(new RetrievalRepository(db), sources, { ...DEFAULT_FUSION, ...variant.fusion, ...extra }, undefined, softMatch);
+      const service = new RetrievalService(new RetrievalRepository(db), sources, withFusionOverride({ ...DEFAULT_FUSION, ...variant.fusion }), undefined, softMatch);
       rows.push([variant.label, ...summaryRow(await searchScores(service, questions, variant.mode, score, k))]);
     }
     printSummary(set, questions.length, rows);
