@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FUSION, SOFT_PASSAGE_WEIGHT, capPerDocument, documentLead, fuse, passageScore, passagesInPlace, withDocumentRanking, withSoftMatch, withSoftPassages } from './fusion.js';
+import { DEFAULT_FUSION, SOFT_PASSAGE_WEIGHT, capPerDocument, documentLead, fuse, passageScore, passagesInPlace, withDocumentRanking, withKeywordConfidence, withSoftMatch, withSoftPassages } from './fusion.js';
 
 describe('fuse (default settings)', () => {
   it('weighs the vector list 2.5 and the keyword list of chunks 2: the first of the vector list wins over the first of the keyword list', () => {
@@ -16,6 +16,30 @@ describe('fuse (default settings)', () => {
     // 2 / 31 lies between the vector list's eighth and ninth places, 2.5 / 38 and 2.5 / 39.
     expect(placeOf(DEFAULT_FUSION)).toBe(8);
     expect(placeOf({ ...DEFAULT_FUSION, weights: { ...DEFAULT_FUSION.weights, vector: 3, keyword: 1 } })).toBe(20);
+  });
+
+  it("puts that chunk first when it holds the question's words (keywordConfidence: the keyword list weighs 16 there)", () => {
+    const vector = Array.from({ length: 20 }, (_, i) => ({ rowid: 100 + i, score: 0.9 - i * 0.01 }));
+    const placeAt = (coverage: number) => fuse(vector, [{ rowid: 1, score: 12 }], withKeywordConfidence(DEFAULT_FUSION, coverage)).findIndex((item) => item.rowid === 1);
+    expect(DEFAULT_FUSION.keywordConfidence).toEqual({ coverage: 0.6, weight: 16 });
+    expect(placeAt(1)).toBe(0);
+    expect(placeAt(0.6)).toBe(0);
+    // Below the coverage the search's own weights stand: ninth, as above.
+    expect(placeAt(0.59)).toBe(8);
+    expect(placeAt(0)).toBe(8);
+  });
+
+  it('withKeywordConfidence raises only the keyword weight, only for RRF, and never lowers one already higher', () => {
+    const confident = withKeywordConfidence(DEFAULT_FUSION, 0.9);
+    expect(confident.weights).toEqual({ ...DEFAULT_FUSION.weights, keyword: 16 });
+    expect(DEFAULT_FUSION.weights.keyword).toBe(2); // the defaults are not changed in place
+    expect(withKeywordConfidence(DEFAULT_FUSION, 0.5)).toBe(DEFAULT_FUSION);
+    const weighted = { ...DEFAULT_FUSION, method: 'weighted' as const };
+    expect(withKeywordConfidence(weighted, 1)).toBe(weighted);
+    const heavy = { ...DEFAULT_FUSION, weights: { ...DEFAULT_FUSION.weights, keyword: 20 } };
+    expect(withKeywordConfidence(heavy, 1)).toBe(heavy);
+    const never = { ...DEFAULT_FUSION, keywordConfidence: { coverage: 2, weight: 16 } };
+    expect(withKeywordConfidence(never, 1)).toBe(never);
   });
 
   it('still lets agreement of both lists win over the top of one list', () => {

@@ -5,6 +5,7 @@
  * for a few common words costs as much again. The plan below bounds both, using document
  * frequencies probed per term.
  */
+import { stemmer } from 'stemmer';
 import { STOPWORDS, eachWord } from '../../core/text/words.js';
 
 /** Rows bm25 may score for the OR part: rarest terms are added while their frequencies fit. */
@@ -118,4 +119,31 @@ function commonTerms(common: TermFrequency[], max: number, min: number): TermFre
     rows += f.df;
   }
   return kept;
+}
+
+/** idf of a term found in `df` of `chunks` chunks; a term no chunk holds weighs as if one did. */
+export const termWeight = (df: number, chunks: number) => Math.log(1 + Math.max(chunks, 1) / Math.max(df, 1));
+
+/**
+ * How much of the question a text holds: the share of its terms found in the text, each term and each word of the
+ * text by its Porter stem (the keyword index's own stemmer: `archives` holds `archive`), each term weighed by its
+ * rarity over `chunks` chunks (termWeight), 0 to 1. A question in a passage's own words scores near 1, a paraphrase
+ * low. Only the text's words that begin as a term's stem does are stemmed (Porter keeps a word's first two letters).
+ */
+export function termCoverage(frequencies: TermFrequency[], text: string, chunks: number): number {
+  if (!frequencies.length) return 0;
+  const stems = frequencies.map(({ term }) => stemmer(term));
+  const starts = new Set(stems.map((stem) => stem.slice(0, 2)));
+  const held = new Set<string>();
+  eachWord(text, (word) => {
+    if (starts.has(word.slice(0, 2))) held.add(stemmer(word));
+  });
+  let found = 0;
+  let total = 0;
+  frequencies.forEach(({ df }, index) => {
+    const weight = termWeight(df, chunks);
+    total += weight;
+    if (held.has(stems[index])) found += weight;
+  });
+  return total > 0 ? found / total : 0;
 }

@@ -4,8 +4,8 @@ import { decodeWordIds } from '../../core/db/chunk-words.js';
 import type { Embedder } from '../../native/embeddings/index.js';
 import type { VectorIndex } from '../../native/vector-index/index.js';
 import { searchVectors } from '../search-index/index.js';
-import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, SOFT_PASSAGES, capPerDocument, dropNearDuplicates, fuse, passageScore, passagesInPlace, textSignature, withDocumentRanking, withSoftMatch, withSoftPassages, type DocumentPlace, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
-import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery, type KeywordPlan, type RankedMatch, type TermFrequency } from './keyword-query.js';
+import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, SOFT_PASSAGES, capPerDocument, dropNearDuplicates, fuse, passageScore, passagesInPlace, textSignature, withDocumentRanking, withKeywordConfidence, withSoftMatch, withSoftPassages, type DocumentPlace, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
+import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery, termCoverage, type KeywordPlan, type RankedMatch, type TermFrequency } from './keyword-query.js';
 import { DenseRows, TERM_CACHE_BYTES, WORD_CACHE_BYTES, WordNumbering, WordVectors, softMatchScores, softTermWeight } from './soft-match.js';
 import type { ChunkHit, ReadScope, ReadableKeys, RetrievalRepository, SearchFilters } from './repository.sqlite.js';
 import { RERANK_BATCH, type CrossEncoder } from '../../native/reranker/index.js';
@@ -94,11 +94,14 @@ export interface RetrievalSettings {
   /**
    * document: the whole-document keyword ranking's weight (0 when it did not run: not hybrid, a metadata filter, only
    * common words); soft: the soft term match's (0 when it did not run: its chunk budget 0, SEARCH_SOFT_MATCH_CHUNKS or
-   * CHAT_SOFT_MATCH_CHUNKS; not hybrid, a metadata filter, or an embedder without a token table).
+   * CHAT_SOFT_MATCH_CHUNKS; not hybrid, a metadata filter, or an embedder without a token table); keyword: the keyword
+   * list's weight in this search (keyword_coverage raised it when it reached the fusion's keywordConfidence).
    */
   weights: { vector: number; keyword: number; document: number; soft: number };
   /** The whole-document ranking's first document's place gains weights.document / (rrf_k + 1) × this × its lead (0 when that ranking did not run). */
   document_confidence: number;
+  /** The share of the question's terms (weighed by rarity) the keyword list's first chunk holds; null when not hybrid or that list is empty. */
+  keyword_coverage: number | null;
   /** documents: whole documents ranked for the fusion. */
   candidates: { vector: number; keyword: number; documents: number };
   near_duplicate_jaccard: number;
@@ -146,7 +149,7 @@ export class RetrievalService {
     const mode = request.mode ?? 'hybrid';
     const filters = request.filters ?? {};
     const perDocument = request.perDocument ?? this.fusion.perDocument;
-    const fusion: FusionSettings = request.weights ? { ...this.fusion, weights: request.weights } : this.fusion;
+    const requested: FusionSettings = request.weights ? { ...this.fusion, weights: request.weights } : this.fusion;
     const scope: ReadScope = { ...filters, groups: request.groups };
     const side = this.vectorSide();
     if ('unavailable' in side && mode === 'vector') throw conflict('embedder_unavailable', `Vector search is unavailable: ${side.unavailable}`);
@@ -169,7 +172,7 @@ export class RetrievalService {
     const readable = await this.repository.readableKeys(scope);
     // Whole documents are ranked too in hybrid mode, unless a metadata filter narrows the chunks (a document's rank
     // would then weigh chunks the filter hides).
-    const rankDocuments = modeUsed === 'hybrid' && fusion.weights.document > 0 && !scope.metadata?.length;
+    const rankDocuments = modeUsed === 'hybrid' && requested.weights.document > 0 && !scope.metadata?.length;
     const vectors = modeUsed !== 'keyword' && !('unavailable' in side) ? side : null;
     // The query embeds in the embedder's own thread while the keyword side plans. Between the keyword stages (after the
     // plan, after the chunk ranking) the event loop turns once to take the vector in, and once it is back the graph walk
@@ -202,6 +205,9 @@ export class RetrievalService {
     };
     // Deduplicated per side too, so that copies do not push distinct chunks down a side's ranking.
     const [vector, keyword] = [vectorList, keywordList].map((list) => dropNearDuplicates(list, signatureOf, n));
+    // A question in the keyword list's first chunk's own words: that list weighs more in this search (withKeywordConfidence).
+    const coverage = modeUsed === 'hybrid' && keyword.length ? termCoverage(frequencies, hits.get(keyword[0].rowid)!.text, vectors!.vectors.size()) : null;
+    const fusion = coverage === null ? requested : withKeywordConfidence(requested, coverage);
     const fused = modeUsed === 'hybrid' ? fuse(vector, keyword, fusion) : modeUsed === 'vector' ? vector : keyword;
     const documents = keywordSide?.documents;
     const withDocumentPlaces = documents?.ranking.length ? await this.withDocuments(fused, documents, { fusion, perDocument, wanted, hits, hydrate }) : fused;
@@ -222,12 +228,12 @@ export class RetrievalService {
 
     return {
       results: (reranked?.list ?? unique).slice(0, k).map((item, index) => toResult(hits.get(item.rowid)!, index + 1, item.score)),
-      retrieval_settings: { ...this.settings({ k, mode, modeUsed, n, filters, side, fusion, perDocument, documents: documents?.ranking.length ?? null, soft: softly !== null }), rerank: reranked?.report ?? null },
+      retrieval_settings: { ...this.settings({ k, mode, modeUsed, n, filters, side, fusion, perDocument, documents: documents?.ranking.length ?? null, soft: softly !== null, coverage }), rerank: reranked?.report ?? null },
     };
   }
 
-  private settings(run: { k: number; mode: SearchMode; modeUsed: SearchMode; n: number; filters: SearchFilters; side: VectorSide; fusion: FusionSettings; perDocument: number; documents: number | null; soft: boolean }): Omit<RetrievalSettings, 'rerank'> {
-    const { k, mode, modeUsed, n, filters, side, fusion, perDocument, documents, soft } = run;
+  private settings(run: { k: number; mode: SearchMode; modeUsed: SearchMode; n: number; filters: SearchFilters; side: VectorSide; fusion: FusionSettings; perDocument: number; documents: number | null; soft: boolean; coverage: number | null }): Omit<RetrievalSettings, 'rerank'> {
+    const { k, mode, modeUsed, n, filters, side, fusion, perDocument, documents, soft, coverage } = run;
     const hybrid = modeUsed === 'hybrid';
     return {
       k,
@@ -241,6 +247,7 @@ export class RetrievalService {
         ? { ...fusion.weights, document: documents === null ? 0 : fusion.weights.document, soft: soft ? fusion.weights.soft : 0 }
         : { vector: modeUsed === 'vector' ? 1 : 0, keyword: modeUsed === 'keyword' ? 1 : 0, document: 0, soft: 0 },
       document_confidence: hybrid && documents !== null ? fusion.documentConfidence : 0,
+      keyword_coverage: coverage === null ? null : Math.round(coverage * 1000) / 1000,
       candidates: { vector: modeUsed === 'keyword' ? 0 : n, keyword: modeUsed === 'vector' ? 0 : n, documents: documents ?? 0 },
       near_duplicate_jaccard: NEAR_DUPLICATE_JACCARD,
       per_document: perDocument,

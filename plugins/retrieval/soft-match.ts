@@ -28,8 +28,8 @@ export interface SoftTerm {
   weight: number;
 }
 
-/** idf of a word found in `frequency` of `chunks` chunks; a word no chunk holds weighs as if one did. */
-export const softTermWeight = (frequency: number, chunks: number) => Math.log(1 + Math.max(chunks, 1) / Math.max(frequency, 1));
+/** idf of a word found in `frequency` of `chunks` chunks (the keyword plan's weighing: termWeight). */
+export { termWeight as softTermWeight } from './keyword-query.js';
 
 /** The candidate chunks' words for one search, numbered 0..n-1 in order of first appearance. */
 export interface ChunkWords {

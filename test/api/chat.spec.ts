@@ -26,10 +26,15 @@ describe('chat without a chat model (extractive answers)', () => {
     const body = res.json();
     expect(body).toMatchObject({ mode: 'extractive', token_budget: null, conversation_id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     expect(body.retrieval_settings).toMatchObject({ classification: 'document', retrieved: true, rewritten_query: null, k: 5, mode: 'hybrid', mode_used: 'hybrid' });
-    // The chat fuses at its own weights (a passage holding the question's words quotes the answer), not the search's.
-    expect(body.retrieval_settings.weights).toEqual({ vector: 1, keyword: 1, document: 4, soft: 0 });
+    // The chat fuses at its own weights (a passage holding the question's words quotes the answer), not the search's;
+    // the question is in the log's own words, so in both the keyword list weighs 16 (keyword_coverage ≥ 0.6).
+    expect(body.retrieval_settings.weights).toEqual({ vector: 1, keyword: 16, document: 4, soft: 0 });
+    expect(body.retrieval_settings.keyword_coverage).toBeGreaterThanOrEqual(0.6);
     const searched = await t.request({ method: 'POST', url: '/api/search', token: viewer, payload: { query } });
-    expect(searched.json().retrieval_settings.weights).toEqual({ vector: 2.5, keyword: 2, document: 3, soft: 0 });
+    expect(searched.json().retrieval_settings.weights).toEqual({ vector: 2.5, keyword: 16, document: 3, soft: 0 });
+    const paraphrase = await t.request({ method: 'POST', url: '/api/search', token: viewer, payload: { query: 'Which year did the keepers get a new copper lamp?' } });
+    expect(paraphrase.json().retrieval_settings.keyword_coverage).toBeLessThan(0.6);
+    expect(paraphrase.json().retrieval_settings.weights).toEqual({ vector: 2.5, keyword: 2, document: 3, soft: 0 });
     expect(Object.keys(body.timing).sort()).toEqual(['classify', 'generate', 'retrieve']);
     expect(body.answer.startsWith(EXTRACTIVE_PREFIX)).toBe(true);
 

@@ -45,12 +45,25 @@ describe('retrieval quality: fusion weights and extractive answers', () => {
     rmSync(modelDir, { recursive: true, force: true });
   });
 
-  it('fuses with the weights chosen on the evaluation (vector 3, keyword 1, whole documents 3); reports them', async () => {
-    const res = await t.request({ method: 'POST', url: '/api/search', token: viewer, payload: { query: 'mooring fees at the office' } });
-    expect(res.statusCode, res.body).toBe(200);
-    const { results, retrieval_settings } = res.json();
-    expect(retrieval_settings).toMatchObject({ mode_used: 'hybrid', fusion: 'rrf', rrf_k: 30, weights: { vector: 2.5, keyword: 2, document: 3 }, per_document: 1 });
-    expect(results[0].text).toContain('Fees are paid at the office');
+  it('fuses with the weights chosen on the evaluation (vector 2.5, keyword 2, whole documents 3; keyword 16 for a question in a passage\'s own words); reports them', async () => {
+    const search = async (query: string) => {
+      const res = await t.request({ method: 'POST', url: '/api/search', token: viewer, payload: { query } });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json();
+    };
+    const own = await search('mooring fees at the office');
+    expect(own.retrieval_settings).toMatchObject({ mode_used: 'hybrid', fusion: 'rrf', rrf_k: 30, weights: { vector: 2.5, keyword: 16, document: 3 }, keyword_coverage: 1, per_document: 1 });
+    expect(own.results[0].text).toContain('Fees are paid at the office');
+    // Other words for the same thing: the first keyword chunk holds few of them, and the search's own weights stand.
+    const paraphrase = await search('where do visiting crews pay to moor a boat overnight');
+    expect(paraphrase.retrieval_settings.keyword_coverage).toBeGreaterThan(0);
+    expect(paraphrase.retrieval_settings.keyword_coverage).toBeLessThan(0.6);
+    expect(paraphrase.retrieval_settings.weights).toMatchObject({ vector: 2.5, keyword: 2, document: 3 });
+    // Keyword-only and vector-only searches do not measure it.
+    for (const mode of ['keyword', 'vector']) {
+      const res = await t.request({ method: 'POST', url: '/api/search', token: viewer, payload: { query: 'mooring fees at the office', mode } });
+      expect(res.json().retrieval_settings.keyword_coverage).toBeNull();
+    }
   });
 
   it('finds documents: each document\'s best chunk comes before any second chunk (per_document 1); per_document 0 ranks passages alone', async () => {

@@ -195,14 +195,15 @@ describe('POST /api/search', () => {
       expect(retrieval_settings).toMatchObject({ mode_used: 'vector', score: 'cosine', model_id: embedder.modelId });
     });
 
-    it('hybrid fuses both lists by reciprocal rank at their weights (vector 2.5, keyword 2), with the whole-document ranking added', async () => {
+    it('hybrid fuses both lists by reciprocal rank at their weights (vector 2.5, keyword 2, or 16 for a question in a passage\'s own words), with the whole-document ranking added', async () => {
       const query = 'harbour logbook';
       // The fusion's formula over the lists as each side ranks them: no per-document cap reorders them here.
       const side = async (mode: string) => (await search({ query, mode, k: 20, per_document: 0 })).json().results.map((r: { chunk_id: string }) => r.chunk_id) as string[];
       const [vector, keyword] = [await side('vector'), await side('keyword')];
       const res = await search({ query, k: 5, per_document: 0 });
       const { results, retrieval_settings } = res.json();
-      expect(retrieval_settings).toMatchObject({ mode_used: 'hybrid', fusion: 'rrf', rrf_k: 30, weights: { vector: 2.5, keyword: 2, document: 3 }, candidates: { vector: 20, keyword: 20 } });
+      // Both words stand in the keyword list's first chunk: keyword_coverage 1, so the keyword list weighs 16 here.
+      expect(retrieval_settings).toMatchObject({ mode_used: 'hybrid', fusion: 'rrf', rrf_k: 30, weights: { vector: 2.5, keyword: 16, document: 3 }, keyword_coverage: 1, candidates: { vector: 20, keyword: 20 } });
       const rrf = (list: string[], id: string) => (list.includes(id) ? 1 / (30 + list.indexOf(id) + 1) : 0);
       expect(retrieval_settings.document_confidence).toBe(2);
       // Beyond the chunk lists, the whole-document ranking adds 3 / (30 + the document's rank): alike for each chunk of a
@@ -210,7 +211,7 @@ describe('POST /api/search', () => {
       const gainOf = new Map<string, number>();
       let lifted = 0;
       for (const r of results) {
-        const gain = r.score - (2.5 * rrf(vector, r.chunk_id) + 2 * rrf(keyword, r.chunk_id));
+        const gain = r.score - (2.5 * rrf(vector, r.chunk_id) + 16 * rrf(keyword, r.chunk_id));
         if (gain > 3 / 31 + 1e-9) {
           lifted++;
           continue;
