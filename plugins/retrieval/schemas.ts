@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { StringEnum, VISIBLE_TEXT_PATTERN } from '../../core/schemas.js';
+import { DEFAULT_FUSION } from './fusion.js';
 import { DEFAULT_K, MAX_K, SEARCH_MODES, SEARCH_PER_DOCUMENT } from './service.js';
 
 export const SearchBody = Type.Object(
@@ -51,7 +52,7 @@ export const RetrievalSettingsSchema = Type.Object(
     document_confidence: Type.Number({ description: "The whole-document ranking's first document: its place (best chunk) gains weights.document / (rrf_k + 1) × document_confidence × its lead over the second (bm25, (s1 − s2) / s1) besides its place's gain; 0 when that ranking did not run" }),
     keyword_coverage: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()], {
       description:
-        "The share of the question's terms (each weighed by its rarity) that the keyword list's first chunk holds, 0 to 1; at 0.6 or more the question is in that passage's own words and the keyword list weighs 16 in this search (weights.keyword). Null when not hybrid or no chunk holds a keyword",
+        `The share of the question's terms (each weighed by its rarity) that the keyword list's first chunk holds, 0 to 1; at ${DEFAULT_FUSION.keywordConfidence.coverage} or more the question is in that passage's own words and the keyword list weighs ${DEFAULT_FUSION.keywordConfidence.weight} in this search (weights.keyword). Null when not hybrid or no chunk holds a keyword`,
     }),
     candidates: Type.Object({ vector: Type.Integer(), keyword: Type.Integer(), documents: Type.Integer({ description: 'Whole documents ranked by bm25 over all their text' }) }, { description: 'Candidates per side before fusion' }),
     near_duplicate_jaccard: Type.Number(),
