@@ -40,7 +40,7 @@ export interface HarnessReport {
 /** Fusion settings compared on the harness; the first is the service default. */
 export const FUSION_CANDIDATES: Array<{ label: string; fusion: FusionSettings }> = [
   { label: 'hybrid default', fusion: DEFAULT_FUSION },
-  { label: 'hybrid rrf k=60, equal weights', fusion: { method: 'rrf', rrfK: 60, weights: { ...DEFAULT_FUSION.weights, vector: 1, keyword: 1 }, perDocument: 0, documentConfidence: 0, keywordConfidence: { coverage: 2, weight: 0 } } },
+  { label: 'hybrid rrf k=60, equal weights', fusion: { method: 'rrf', rrfK: 60, weights: { ...DEFAULT_FUSION.weights, vector: 1, keyword: 1 }, perDocument: 0, documentConfidence: 0, keywordConfidence: { coverage: 2, weight: 0, passages: 1 } } },
   { label: 'hybrid weighted 0.5/0.5', fusion: { ...DEFAULT_FUSION, method: 'weighted', weights: { ...DEFAULT_FUSION.weights, vector: 0.5, keyword: 0.5 } } },
   { label: 'hybrid weighted 0.3/0.7', fusion: { ...DEFAULT_FUSION, method: 'weighted', weights: { ...DEFAULT_FUSION.weights, vector: 0.3, keyword: 0.7 } } },
   { label: 'hybrid weighted 0.7/0.3', fusion: { ...DEFAULT_FUSION, method: 'weighted', weights: { ...DEFAULT_FUSION.weights, vector: 0.7, keyword: 0.3 } } },

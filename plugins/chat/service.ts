@@ -5,7 +5,7 @@ import type { SettingsStore } from '../../core/settings/store.js';
 import type { Embedder } from '../../native/embeddings/index.js';
 import type { Generator } from '../../native/llm/index.js';
 import type { AnswerMode, ConversationsService, PastTurn, SourceView } from '../conversations/index.js';
-import { CHAT_FUSION_WEIGHTS, type RetrievalService, type RetrievalSettings, type SearchFilters, type SearchMode, type SearchResult } from '../retrieval/index.js';
+import { CHAT_FUSION_WEIGHTS, CHAT_KEYWORD_CONFIDENCE, type RetrievalService, type RetrievalSettings, type SearchFilters, type SearchMode, type SearchResult } from '../retrieval/index.js';
 import { type Classification, type MetadataHints, SMALL_TALK_ANSWERS, classifyByRules, classifyWithModel } from './classifier.js';
 import { type EmbedTexts, extractiveQuotes, quoteEmbedder, quoteWordTable } from './extractive.js';
 import { MarkerFilter, keepValidMarkers } from './markers.js';
@@ -138,7 +138,7 @@ export class ChatService {
       const filters = await this.filters(hints, request.query);
       const expanded = generator ? await this.expand(rewrite.query, generator, run) : null;
       const query = expanded ?? rewrite.query;
-      const search = await this.deps.retrieval.search({ query, k: base.k, mode: base.mode, filters, groups: chat.groups, weights: CHAT_FUSION_WEIGHTS, softMatchChunks: this.deps.softMatchChunks });
+      const search = await this.deps.retrieval.search({ query, k: base.k, mode: base.mode, filters, groups: chat.groups, weights: CHAT_FUSION_WEIGHTS, keywordConfidence: CHAT_KEYWORD_CONFIDENCE, softMatchChunks: this.deps.softMatchChunks });
       settings = { ...search.retrieval_settings, ...base, expanded_query: expanded, ...(filters ? { classification: 'metadata' as const } : {}), retrieved: true };
       sources = relevantResults(search.results, query, search.retrieval_settings.score).map(toSource);
       timing.retrieve = elapsed(started);

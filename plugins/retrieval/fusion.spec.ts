@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FUSION, SOFT_PASSAGE_WEIGHT, capPerDocument, documentLead, fuse, passageScore, passagesInPlace, withDocumentRanking, withKeywordConfidence, withSoftMatch, withSoftPassages } from './fusion.js';
+import { CHAT_KEYWORD_CONFIDENCE, DEFAULT_FUSION, SOFT_PASSAGE_WEIGHT, capPerDocument, documentLead, fuse, keywordConfident, passageScore, passagesInPlace, withDocumentRanking, withKeywordConfidence, withSoftMatch, withSoftPassages } from './fusion.js';
 
 describe('fuse (default settings)', () => {
   it('weighs the vector list 2.5 and the keyword list of chunks 2: the first of the vector list wins over the first of the keyword list', () => {
@@ -21,7 +21,8 @@ describe('fuse (default settings)', () => {
   it("puts that chunk first when it holds the question's words (keywordConfidence: the keyword list weighs 16 there)", () => {
     const vector = Array.from({ length: 20 }, (_, i) => ({ rowid: 100 + i, score: 0.9 - i * 0.01 }));
     const placeAt = (coverage: number) => fuse(vector, [{ rowid: 1, score: 12 }], withKeywordConfidence(DEFAULT_FUSION, coverage)).findIndex((item) => item.rowid === 1);
-    expect(DEFAULT_FUSION.keywordConfidence).toEqual({ coverage: 0.6, weight: 16 });
+    expect(DEFAULT_FUSION.keywordConfidence).toEqual({ coverage: 0.6, weight: 16, passages: 8 });
+    expect(CHAT_KEYWORD_CONFIDENCE).toEqual({ coverage: 0.6, weight: 16, passages: 1 });
     expect(placeAt(1)).toBe(0);
     expect(placeAt(0.6)).toBe(0);
     // Below the coverage the search's own weights stand: ninth, as above.
@@ -38,8 +39,10 @@ describe('fuse (default settings)', () => {
     expect(withKeywordConfidence(weighted, 1)).toBe(weighted);
     const heavy = { ...DEFAULT_FUSION, weights: { ...DEFAULT_FUSION.weights, keyword: 20 } };
     expect(withKeywordConfidence(heavy, 1)).toBe(heavy);
-    const never = { ...DEFAULT_FUSION, keywordConfidence: { coverage: 2, weight: 16 } };
+    const never = { ...DEFAULT_FUSION, keywordConfidence: { ...DEFAULT_FUSION.keywordConfidence, coverage: 2 } };
     expect(withKeywordConfidence(never, 1)).toBe(never);
+    expect(withKeywordConfidence(DEFAULT_FUSION, null)).toBe(DEFAULT_FUSION);
+    expect([keywordConfident(DEFAULT_FUSION, 0.6), keywordConfident(DEFAULT_FUSION, 0.59), keywordConfident(DEFAULT_FUSION, null), keywordConfident(weighted, 1)]).toEqual([true, false, false, false]);
   });
 
   it('still lets agreement of both lists win over the top of one list', () => {
@@ -131,6 +134,18 @@ describe('passagesInPlace (which passage of a document comes first)', () => {
     expect(passage({ rowid: 1, score: 0 })).toBeCloseTo(1 / 31, 12);
     expect(passage({ rowid: 2, score: 0 })).toBeCloseTo(1 / 32 + 1 / 31, 12);
     expect(passage({ rowid: 9, score: 0 })).toBe(0);
+  });
+
+  it("weighs the keyword list as asked (keywordConfidence.passages): a question in a passage's own words shows that passage", () => {
+    // Chunks 1 and 2 of one document: the vector list prefers 1, the keyword list has 2 (holding the question's words) first.
+    const vector = [{ rowid: 1, score: 0.9 }, { rowid: 5, score: 0.85 }, { rowid: 6, score: 0.84 }, { rowid: 2, score: 0.8 }];
+    const keyword = [{ rowid: 2, score: 12 }, { rowid: 1, score: 3 }];
+    const items = [{ rowid: 1, score: 0.5 }, { rowid: 2, score: 0.4 }];
+    const shown = (weight: number) => passagesInPlace(items, () => 'doc', passageScore(vector, keyword, 30, [], weight))[0].rowid;
+    expect(shown(1)).toBe(1);
+    expect(shown(DEFAULT_FUSION.keywordConfidence.passages)).toBe(2);
+    const passage = passageScore(vector, keyword, 30, [], 8);
+    expect(passage({ rowid: 2, score: 0 })).toBeCloseTo(1 / 34 + 8 / 31, 12);
   });
 
   it("with soft matching's best chunks, adds their own ranking at SOFT_PASSAGE_WEIGHT: a chunk only it found can lead its document", () => {

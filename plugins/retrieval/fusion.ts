@@ -25,9 +25,11 @@ export interface FusionSettings {
    * A question in a passage's own words: when the keyword list's first chunk holds at least `coverage` of the
    * question's terms (termCoverage: weighed by rarity), the keyword list of chunks weighs `weight` in that search
    * instead of weights.keyword (hybrid RRF only; a coverage above 1 never fires). There the keyword list has the
-   * answering chunk first, and the vector list's agreeing neighbours must not push it out.
+   * answering chunk first, and the vector list's agreeing neighbours must not push it out. `passages`: the keyword
+   * list's weight beside the vector list's 1 when a document's passages are ordered in such a search (passageScore;
+   * 1 keeps them equal).
    */
-  keywordConfidence: { coverage: number; weight: number };
+  keywordConfidence: { coverage: number; weight: number; passages: number };
 }
 
 /**
@@ -43,7 +45,8 @@ export interface FusionSettings {
  * CHAT_SOFT_MATCH_CHUNKS).
  * keywordConfidence 0.6 / 16 (session 25, dev halves, coverage 0.5-1 × weight 3-16): hybrid finds the manual pages'
  * questions in their page's own words as often as keyword-only does (0.937 → 0.984), recall@5 +3 questions there, the
- * same on markdown; on test the same recall@5, MRR@10 and nDCG@10 up on both halves.
+ * same on markdown; on test the same recall@5, MRR@10 and nDCG@10 up on both halves. Its passages 8 (dev, 1 / 2 / 3 / 4
+ * / 8): the answer's span in a top-5 result +3 and +2 questions on dev, +6 and +7 on test.
  */
 export const DEFAULT_FUSION: FusionSettings = {
   method: 'rrf',
@@ -51,13 +54,18 @@ export const DEFAULT_FUSION: FusionSettings = {
   weights: { vector: 2.5, keyword: 2, document: 3, soft: 7 },
   perDocument: 0,
   documentConfidence: 2,
-  keywordConfidence: { coverage: 0.6, weight: 16 },
+  keywordConfidence: { coverage: 0.6, weight: 16, passages: 8 },
 };
 
+/** Whether a search's keyword list covers the question enough to be trusted (keywordConfidence; RRF only). */
+export function keywordConfident(settings: FusionSettings, coverage: number | null): boolean {
+  return settings.method === 'rrf' && coverage !== null && coverage >= settings.keywordConfidence.coverage;
+}
+
 /** The settings of one search: the keyword list weighs keywordConfidence.weight when its first chunk covers the question. */
-export function withKeywordConfidence(settings: FusionSettings, coverage: number): FusionSettings {
-  const { coverage: least, weight } = settings.keywordConfidence;
-  if (settings.method !== 'rrf' || coverage < least || weight <= settings.weights.keyword) return settings;
+export function withKeywordConfidence(settings: FusionSettings, coverage: number | null): FusionSettings {
+  const { weight } = settings.keywordConfidence;
+  if (!keywordConfident(settings, coverage) || weight <= settings.weights.keyword) return settings;
   return { ...settings, weights: { ...settings.weights, keyword: weight } };
 }
 
@@ -73,6 +81,13 @@ export function documentLead(documents: Array<{ score: number }>): number {
  * answers that quote the span; these (the search's before session 20) kept them (docs/retrieval-quality.md).
  */
 export const CHAT_FUSION_WEIGHTS: FusionSettings['weights'] = { vector: 1, keyword: 1, document: 4, soft: 7 };
+
+/**
+ * The chat's: the same trust in a passage holding the question's words, but its passages keep their order (soft term
+ * matching's best chunks lead it there): the keyword list at 2 or 8 in that order lost 1-3 answers' spans on the manual
+ * pages' halves (session 25).
+ */
+export const CHAT_KEYWORD_CONFIDENCE: FusionSettings['keywordConfidence'] = { ...DEFAULT_FUSION.keywordConfidence, passages: 1 };
 
 export interface Scored {
   rowid: number;
@@ -169,10 +184,14 @@ export function capPerDocument<T>(items: T[], documentOf: (item: T) => string, p
   return [...first, ...later];
 }
 
-/** A chunk's reciprocal ranks in the two chunk lists, summed at equal weights (fuse at vector 1, keyword 1): how well it answers as a passage. */
-export function passageScore(vector: Scored[], keyword: Scored[], rrfK: number, soft: Scored[] = []): (item: Scored) => number {
-  const equal: FusionSettings = { ...DEFAULT_FUSION, method: 'rrf', rrfK, weights: { ...DEFAULT_FUSION.weights, vector: 1, keyword: 1 } };
-  const score = new Map(fuse(vector, keyword, equal).map((item) => [item.rowid, item.score]));
+/**
+ * A chunk's reciprocal ranks in the two chunk lists, summed at equal weights (fuse at vector 1, keyword 1; the keyword
+ * list at `keywordWeight` where the question is in a passage's own words, keywordConfidence.passages): how well it
+ * answers as a passage.
+ */
+export function passageScore(vector: Scored[], keyword: Scored[], rrfK: number, soft: Scored[] = [], keywordWeight = 1): (item: Scored) => number {
+  const lists: FusionSettings = { ...DEFAULT_FUSION, method: 'rrf', rrfK, weights: { ...DEFAULT_FUSION.weights, vector: 1, keyword: keywordWeight } };
+  const score = new Map(fuse(vector, keyword, lists).map((item) => [item.rowid, item.score]));
   soft.forEach((item, index) => score.set(item.rowid, (score.get(item.rowid) ?? 0) + SOFT_PASSAGE_WEIGHT * rrf(rrfK)(item, index)));
   return (item) => score.get(item.rowid) ?? 0;
 }

@@ -10,7 +10,7 @@ export type { ReadScope, SearchFilters } from './repository.sqlite.js';
 export { RetrievalSettingsSchema } from './schemas.js';
 export { STOPWORDS } from '../../core/text/words.js';
 export { candidateTerms, queryWords } from './keyword-query.js';
-export { CHAT_FUSION_WEIGHTS } from './fusion.js';
+export { CHAT_FUSION_WEIGHTS, CHAT_KEYWORD_CONFIDENCE } from './fusion.js';
 export { WordVectors, softTermWeight } from './soft-match.js';
 
 declare module 'fastify' {

@@ -4,7 +4,7 @@ import { decodeWordIds } from '../../core/db/chunk-words.js';
 import type { Embedder } from '../../native/embeddings/index.js';
 import type { VectorIndex } from '../../native/vector-index/index.js';
 import { searchVectors } from '../search-index/index.js';
-import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, SOFT_PASSAGES, capPerDocument, dropNearDuplicates, fuse, passageScore, passagesInPlace, textSignature, withDocumentRanking, withKeywordConfidence, withSoftMatch, withSoftPassages, type DocumentPlace, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
+import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, SOFT_PASSAGES, capPerDocument, dropNearDuplicates, fuse, passageScore, passagesInPlace, textSignature, withDocumentRanking, keywordConfident, withKeywordConfidence, withSoftMatch, withSoftPassages, type DocumentPlace, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery, termCoverage, type KeywordPlan, type RankedMatch, type TermFrequency } from './keyword-query.js';
 import { DenseRows, TERM_CACHE_BYTES, WORD_CACHE_BYTES, WordNumbering, WordVectors, softMatchScores, softTermWeight } from './soft-match.js';
 import type { ChunkHit, ReadScope, ReadableKeys, RetrievalRepository, SearchFilters } from './repository.sqlite.js';
@@ -66,6 +66,8 @@ interface SearchRequest {
   perDocument?: number;
   /** The lists' weights in hybrid mode; the fusion settings' when absent (the chat asks for its own: CHAT_FUSION_WEIGHTS). */
   weights?: FusionSettings['weights'];
+  /** The trust in a passage holding the question's words; the fusion settings' when absent (the chat's: CHAT_KEYWORD_CONFIDENCE). */
+  keywordConfidence?: FusionSettings['keywordConfidence'];
   /** Soft term matching's chunk budget (0: off); the service's (SEARCH_SOFT_MATCH_CHUNKS) when absent. */
   softMatchChunks?: number;
 }
@@ -149,7 +151,7 @@ export class RetrievalService {
     const mode = request.mode ?? 'hybrid';
     const filters = request.filters ?? {};
     const perDocument = request.perDocument ?? this.fusion.perDocument;
-    const requested: FusionSettings = request.weights ? { ...this.fusion, weights: request.weights } : this.fusion;
+    const requested: FusionSettings = { ...this.fusion, weights: request.weights ?? this.fusion.weights, keywordConfidence: request.keywordConfidence ?? this.fusion.keywordConfidence };
     const scope: ReadScope = { ...filters, groups: request.groups };
     const side = this.vectorSide();
     if ('unavailable' in side && mode === 'vector') throw conflict('embedder_unavailable', `Vector search is unavailable: ${side.unavailable}`);
@@ -220,8 +222,10 @@ export class RetrievalService {
     const softPassages = soft ? await this.softPassages(soft.passages, hydrate, hits) : [];
     const matched = soft ? withSoftPassages(soft.items, softPassages, documentOf) : withDocumentPlaces;
     // In hybrid mode a document's places go to its passages in the order both chunk lists give them at equal weights
-    // (and, when soft matching ran, its own best chunks at SOFT_PASSAGE_WEIGHT).
-    const ranked = modeUsed === 'hybrid' ? passagesInPlace(matched, documentOf, passageScore(vector, keyword, fusion.rrfK, softPassages)) : matched;
+    // (the keyword list's at keywordConfidence.passages for a question in a passage's own words; and, when soft matching
+    // ran, its own best chunks at SOFT_PASSAGE_WEIGHT).
+    const passageKeyword = keywordConfident(fusion, coverage) ? fusion.keywordConfidence.passages : 1;
+    const ranked = modeUsed === 'hybrid' ? passagesInPlace(matched, documentOf, passageScore(vector, keyword, fusion.rrfK, softPassages, passageKeyword)) : matched;
     const diverse = capPerDocument(ranked, documentOf, perDocument);
     const unique = dropNearDuplicates(diverse, signatureOf, wanted);
     const reranked = reranking ? await rerankCandidates(reranking, request.query, unique, (item) => hits.get(item.rowid)!.text, rerank, RERANK_BATCH) : null;

@@ -10,7 +10,7 @@ import { EXTRACTIVE_SETTINGS, type ExtractiveSettings, extractiveQuotes, quoteEm
 import { extractiveAnswer } from '../../plugins/chat/prompt.js';
 import { relevantResults } from '../../plugins/chat/relevance.js';
 import { CHAT_DEFAULT_K, toSource } from '../../plugins/chat/service.js';
-import { CHAT_FUSION_WEIGHTS, DEFAULT_FUSION } from '../../plugins/retrieval/fusion.js';
+import { CHAT_FUSION_WEIGHTS, CHAT_KEYWORD_CONFIDENCE, DEFAULT_FUSION } from '../../plugins/retrieval/fusion.js';
 import { RetrievalRepository } from '../../plugins/retrieval/repository.sqlite.js';
 import { RetrievalService } from '../../plugins/retrieval/service.js';
 import { evalWork, openEvalDatabase, openEvalVectors } from './eval-index.js';
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
     const weights = { ...CHAT_FUSION_WEIGHTS, ...JSON.parse(process.env.HEARTH_EVAL_WEIGHTS ?? '{}') };
     // Soft term matching as CHAT_SOFT_MATCH_CHUNKS runs it in the chat's retrieval (on by default).
     const softMatch = { chunks: Number(process.env.CHAT_SOFT_MATCH_CHUNKS ?? CHAT_SOFT_MATCH_CHUNKS) };
-    const service = new RetrievalService(new RetrievalRepository(db), { embedder: () => embedder, vectors: () => vectors }, { ...DEFAULT_FUSION, weights }, undefined, softMatch);
+    const service = new RetrievalService(new RetrievalRepository(db), { embedder: () => embedder, vectors: () => vectors }, { ...DEFAULT_FUSION, weights, keywordConfidence: CHAT_KEYWORD_CONFIDENCE }, undefined, softMatch);
     // As the chat embeds for quoting: word vectors kept between answers.
     const embed = quoteEmbedder(embedder, quoteWordTable());
     const quoted = new Map(Object.keys(variants).map((label) => [label, 0]));
