@@ -45,7 +45,7 @@ export interface FusionSettings {
  * CHAT_SOFT_MATCH_CHUNKS).
  * keywordConfidence 0.6 / 16 (session 25, dev halves, coverage 0.5-1 × weight 3-16): hybrid finds the manual pages'
  * questions in their page's own words as often as keyword-only does (0.937 → 0.984), recall@5 +3 questions there, the
- * same on markdown; on test the same recall@5, MRR@10 and nDCG@10 up on both halves. Its passages 8 (dev, 1 / 2 / 3 / 4
+ * same on markdown; on test the same recall@5, MRR@10 up on both halves. Its passages 8 (dev, 1 / 2 / 3 / 4
  * / 8): the answer's span in a top-5 result +3 and +2 questions on dev, +6 and +7 on test.
  */
 export const DEFAULT_FUSION: FusionSettings = {
