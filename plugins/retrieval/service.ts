@@ -209,7 +209,7 @@ export class RetrievalService {
     const [vector, keyword] = [vectorList, keywordList].map((list) => dropNearDuplicates(list, signatureOf, n));
     // A question in the keyword list's first chunk's own words: that list weighs more in this search (withKeywordConfidence).
     const coverage = modeUsed === 'hybrid' && keyword.length ? termCoverage(frequencies, hits.get(keyword[0].rowid)!.text, vectors!.vectors.size()) : null;
-    const fusion = coverage === null ? requested : withKeywordConfidence(requested, coverage);
+    const fusion = withKeywordConfidence(requested, coverage);
     const fused = modeUsed === 'hybrid' ? fuse(vector, keyword, fusion) : modeUsed === 'vector' ? vector : keyword;
     const documents = keywordSide?.documents;
     const withDocumentPlaces = documents?.ranking.length ? await this.withDocuments(fused, documents, { fusion, perDocument, wanted, hits, hydrate }) : fused;

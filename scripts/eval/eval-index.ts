@@ -77,12 +77,13 @@ export async function searchScores(service: RetrievalService, questions: EvalQue
 }
 
 /**
- * `fusion` with HEARTH_EVAL_FUSION (JSON fusion settings an experiment lays over it, e.g. '{"rrfK":60}' or
- * '{"weights":{"vector":3,"keyword":1}}') laid over it; weights named there replace only those weights.
+ * `fusion` with HEARTH_EVAL_FUSION (JSON fusion settings an experiment lays over it, e.g. '{"rrfK":60}',
+ * '{"weights":{"vector":3,"keyword":1}}' or '{"keywordConfidence":{"coverage":0.7}}') laid over it; the weights and
+ * keywordConfidence fields named there replace only those fields.
  */
 export function withFusionOverride(fusion: FusionSettings): FusionSettings {
   const override = JSON.parse(process.env.HEARTH_EVAL_FUSION ?? '{}') as Partial<FusionSettings>;
-  return { ...fusion, ...override, weights: { ...fusion.weights, ...override.weights } };
+  return { ...fusion, ...override, weights: { ...fusion.weights, ...override.weights }, keywordConfidence: { ...fusion.keywordConfidence, ...override.keywordConfidence } };
 }
 
 /** The vector scaled to length 1 (a zero vector stays zero). */
