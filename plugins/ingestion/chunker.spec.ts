@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type ChunkDraft, type ChunkOptions, chunkDocument, chunkId } from './chunker.js';
-import type { ExtractedDocument, ExtractedSection } from './extracted-document.js';
+import { compactSection, type ExtractedDocument, type ExtractedSection } from './extracted-document.js';
 import { prose } from '../../test/fixtures/documents.js';
 import { tokenCounter } from '../../test/fixtures/tokenizer.js';
 
@@ -158,6 +158,18 @@ describe('chunkDocument', () => {
       const length = document.sections.reduce((sum, section) => sum + section.text.length, 0);
       expect(counted / length, `${pages} pages`).toBeLessThan(3);
     }
+  });
+});
+
+describe('a section that starts a chunk of its own (boundary)', () => {
+  it('keeps its flag through compactSection, so the chunker never joins it to the text before', () => {
+    const before: ExtractedSection = { kind: 'text', text: 'Invoice 1001. The order was shipped on Monday and paid in full.' };
+    const marked = compactSection({ kind: 'text', text: 'Invoice 1002. The second order waits for its payment.', boundary: true, heading: undefined });
+    expect(marked).toEqual({ kind: 'text', text: 'Invoice 1002. The second order waits for its payment.', boundary: true });
+    const chunks = (sections: ExtractedSection[]) => chunkDocument({ sections }, { ...OPTIONS, minChars: 10 }).map((chunk) => chunk.text);
+    expect(chunks([before, marked])).toEqual([before.text, marked.text]);
+    // Without the flag the two short sections share one chunk.
+    expect(chunks([before, compactSection({ ...marked, boundary: false })])).toHaveLength(1);
   });
 });
 

@@ -134,5 +134,6 @@ export function compactSection(section: ExtractedSection): ExtractedSection {
   if (section.sheet !== undefined) out.sheet = section.sheet;
   if (section.row !== undefined) out.row = section.row;
   if (section.ocrConfidence !== undefined) out.ocrConfidence = section.ocrConfidence;
+  if (section.boundary) out.boundary = true;
   return out;
 }
