@@ -231,12 +231,6 @@ export class RetrievalRepository {
     return frequencies;
   }
 
-  /** Chunks in the index as their rowid span counts them (rows deleted inside it included): an idf's denominator, read off the rowid b-tree. */
-  async chunkSpan(): Promise<number> {
-    const [{ first, last }] = await this.span({});
-    return first === null || last === null ? 0 : last - first + 1;
-  }
-
   /**
    * The words rows (migration 0019) of these documents, document by document in the order given, each's in reading
    * order, until they hold `budget` chunks (the last document's rows may hold more); a document without any is left out.

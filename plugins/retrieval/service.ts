@@ -207,8 +207,10 @@ export class RetrievalService {
     };
     // Deduplicated per side too, so that copies do not push distinct chunks down a side's ranking.
     const [vector, keyword] = [vectorList, keywordList].map((list) => dropNearDuplicates(list, signatureOf, n));
+    // The chunks in the index (the vector index's live ones): the denominator of the terms' idf in the keyword coverage and soft matching.
+    const indexed = vectors?.vectors.size() ?? 0;
     // A question in the keyword list's first chunk's own words: that list weighs more in this search (withKeywordConfidence).
-    const coverage = modeUsed === 'hybrid' && keyword.length ? termCoverage(frequencies, hits.get(keyword[0].rowid)!.text, vectors!.vectors.size()) : null;
+    const coverage = modeUsed === 'hybrid' && keyword.length ? termCoverage(frequencies, hits.get(keyword[0].rowid)!.text, indexed) : null;
     const fusion = withKeywordConfidence(requested, coverage);
     const fused = modeUsed === 'hybrid' ? fuse(vector, keyword, fusion) : modeUsed === 'vector' ? vector : keyword;
     const documents = keywordSide?.documents;
@@ -217,7 +219,7 @@ export class RetrievalService {
     // Soft term matching weighs a document by all its chunks, so (as the whole-document ranking) not under a metadata filter.
     const softBudget = request.softMatchChunks ?? this.softMatch.chunks;
     const softly = modeUsed === 'hybrid' && fusion.weights.soft > 0 && softBudget > 0 && frequencies.length > 0 && !scope.metadata?.length && vectors?.embedder.tokenTable ? vectors.embedder : null;
-    const soft = softly ? await this.withSoftMatch(withDocumentPlaces, frequencies, softly, documentOf, fusion, softBudget) : null;
+    const soft = softly ? await this.withSoftMatch(withDocumentPlaces, frequencies, softly, documentOf, fusion, softBudget, indexed) : null;
     // Its best chunks the reader may read, best first: a document's passage may be one no list found.
     const softPassages = soft ? await this.softPassages(soft.passages, hydrate, hits) : [];
     const matched = soft ? withSoftPassages(soft.items, softPassages, documentOf) : withDocumentPlaces;
@@ -310,15 +312,15 @@ export class RetrievalService {
   /**
    * The fused candidates with soft term matching added as one more list (soft-match.ts): every chunk of the first
    * SOFT_MATCH_DOCUMENTS candidate documents (at most `budget`, in the documents' order) against the
-   * query's terms, each weighed by its idf from the frequencies the keyword plan probed; each candidate ranks by its
-   * document's best chunk.
+   * query's terms, each weighed by its idf from the frequencies the keyword plan probed over the `indexed` chunks (the
+   * vector index's live chunks, as the keyword coverage counts them); each candidate ranks by its document's best chunk.
    */
-  private async withSoftMatch(items: Scored[], frequencies: TermFrequency[], embedder: Embedder, documentOf: (item: Scored) => string, fusion: FusionSettings, budget: number): Promise<SoftMatched> {
+  private async withSoftMatch(items: Scored[], frequencies: TermFrequency[], embedder: Embedder, documentOf: (item: Scored) => string, fusion: FusionSettings, budget: number, indexed: number): Promise<SoftMatched> {
     if (!items.length) return { items, passages: [] };
     const documents = [...new Set(items.map(documentOf))].slice(0, SOFT_MATCH_DOCUMENTS);
     const termWords = frequencies.map(({ term }) => term);
-    const [stored, span, known] = await Promise.all([this.repository.documentWordsOf(documents, budget), this.repository.chunkSpan(), this.repository.vocabularyIds(termWords)]);
-    const terms = frequencies.map(({ term, df }) => ({ word: term, weight: softTermWeight(df, span) }));
+    const [stored, known] = await Promise.all([this.repository.documentWordsOf(documents, budget), this.repository.vocabularyIds(termWords)]);
+    const terms = frequencies.map(({ term, df }) => ({ word: term, weight: softTermWeight(df, indexed) }));
     const idOf = new Map(known.map(({ id, word }) => [word, id]));
     const words = this.wordNumbering.of(
       stored.map((row) => ({ counts: decodeWordIds(row.counts), words: decodeWordIds(row.words) })),
