@@ -51,6 +51,17 @@ describe('extractiveQuotes', () => {
     expect(quotes.map((quote) => quote.text)).toContain('To detect S.M.A.R.T. status on Linux you need to install smartmontools, e.g. from the package manager.');
   });
 
+  it('brings along what a quoted sentence introduces (a colon, "e.g.,"), past a blank line, within its passage only', async () => {
+    const ttl = source(1, 'Tokens expire after one hour. A longer lifetime can be set per realm, e.g.,\n\nvaultctl ttl 86400\n\nNothing else is kept.');
+    const alone = { ...EXTRACTIVE_SETTINGS, neighbours: { after: 0, before: 0 } };
+    expect((await extractiveQuotes('Can a longer lifetime be set per realm?', [ttl], null, alone)).map((quote) => quote.text)).toEqual(['A longer lifetime can be set per realm, e.g.,\n\nvaultctl ttl 86400']);
+    const steps = source(1, 'To rotate the signing key of a realm:\n\nvaultctl rotate\n\nvaultctl reload');
+    expect((await extractiveQuotes('How do I rotate the signing key of a realm?', [steps], null, alone)).map((quote) => quote.text)).toEqual(['To rotate the signing key of a realm:\n\nvaultctl rotate']);
+    // A passage that ends introducing: what follows is another passage, not brought along.
+    const [first, second] = [source(1, 'To rotate the signing key of a realm:'), source(2, 'vaultctl rotate')];
+    expect((await extractiveQuotes('How do I rotate the signing key of a realm?', [first, second], null, alone)).map((quote) => quote.text)).toEqual(['To rotate the signing key of a realm:']);
+  });
+
   it("brings a quoted sentence's neighbours in its block along (two after, one before), not those of another block", async () => {
     const retries = source(
       1,

@@ -17,6 +17,11 @@ const HANDBOOK =
   '-C, --directory=DIR    change to directory DIR before extracting\n' +
   '-f, --file=ARCHIVE    use the archive file ARCHIVE\n';
 
+/** A sentence that introduces, past a blank line, the command it speaks of (which shares no word with a question about it). */
+const VAULT =
+  '# Vault client notes\n\n## Credentials\n\nThe client caches each user\'s credentials for eight hours after a sign-in. To remove the cached credentials of every user:\n\n' +
+  '    vaultctl purge --all-principals\n\nThe state folder of the service holds one entry per sign-in. Each entry records when it was created and which realm issued it. The realm list is read once at start.\n';
+
 const ORCHARD = '# Orchard notes\n\nThe orchard has forty apple trees and twelve pear trees; pruning happens in late winter before the buds open.\n';
 
 /** A long log whose many chunks all mention the lighthouse lamp, and a short note that mentions it once. */
@@ -34,7 +39,7 @@ describe('retrieval quality: fusion weights and extractive answers', () => {
     t = await startApp({ MODEL_DIR: modelDir });
     const editor = (await t.userWithRole('editor')).access;
     viewer = (await t.userWithRole('viewer')).access;
-    for (const [filename, content] of Object.entries({ 'handbook.md': HANDBOOK, 'orchard.md': ORCHARD, 'lamp-log.md': LAMP_LOG, 'keeper-note.md': LAMP_NOTE })) {
+    for (const [filename, content] of Object.entries({ 'handbook.md': HANDBOOK, 'vault.md': VAULT, 'orchard.md': ORCHARD, 'lamp-log.md': LAMP_LOG, 'keeper-note.md': LAMP_NOTE })) {
       const res = await t.request({ method: 'POST', url: '/api/docs/upload', token: editor, ...multipartBody([{ name: 'file', content, filename }]) });
       expect(res.statusCode, res.body).toBe(202);
     }
@@ -115,5 +120,18 @@ describe('retrieval quality: fusion weights and extractive answers', () => {
     expect(answer).toContain('-C, --directory=DIR    change to directory DIR before extracting');
     expect(answer).not.toContain('--verbose');
     expect(answer).not.toContain('apple trees');
+  });
+
+  it('quotes what a quoted sentence introduces (a colon, "e.g.,"), past the blank line before it', async () => {
+    const res = await t.request({ method: 'POST', url: '/api/chat', token: viewer, payload: { query: 'How do I remove the cached credentials of every user?' } });
+    expect(res.statusCode, res.body).toBe(200);
+    const { answer, sources } = res.json() as { answer: string; sources: Array<{ marker: number; filename: string; text: string }> };
+    const vault = sources.find((source) => source.filename === 'vault.md')!;
+    // One quote, sliced from the passage as written: the introducing sentence, the blank line, the command it introduces.
+    const intro = 'To remove the cached credentials of every user:';
+    const command = 'vaultctl purge --all-principals';
+    const introduced = vault.text.slice(vault.text.indexOf(intro), vault.text.indexOf(command) + command.length);
+    expect(introduced).toMatch(/^To remove .*:\n\n\s*vaultctl purge --all-principals$/);
+    expect(answer).toContain(`${introduced}"`);
   });
 });
