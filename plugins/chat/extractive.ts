@@ -58,7 +58,7 @@ const HAS_WORD = /[\p{L}\p{N}]/u;
  * the answer hanging, and what it introduces often sits past a blank line (a command, a value). Session 26: answers
  * holding a quote that ends so went from 15-19% to 2-4% on the four halves, at the same length (docs/retrieval-quality.md).
  */
-const INTRODUCES = /(?::|\b(?:e\.g\.|i\.e\.|for example|for instance|such as|as follows|like this),?)\s*$/i;
+export const INTRODUCES = /(?::|\b(?:e\.g\.|i\.e\.|for example|for instance|such as|as follows|like this),?)\s*$/i;
 
 export interface Quote {
   source: SourceView;

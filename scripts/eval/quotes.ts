@@ -2,11 +2,12 @@
  * Tuning the extractive answers on an index `npm run eval` left behind (HEARTH_EVAL_WORK): the chat's own path with no
  * chat model (its retrieval, relevantResults, extractiveQuotes, extractiveAnswer) in-process, once per variant of
  * EXTRACTIVE_SETTINGS, on one half of the questions (HEARTH_EVAL_SET, default dev). Prints the share of questions whose
- * answer quotes the span, as `npm run eval` counts it, and the share whose sources hold it.
+ * answer quotes the span, as `npm run eval` counts it, and the share whose sources hold it; per variant also the
+ * answers holding a quote that ends introducing what it leaves out (a colon, "e.g.,": INTRODUCES) and the mean words quoted.
  * `HEARTH_EVAL_QUOTE_VARIANTS='{"bonus 1":{"termBonus":1}}' HEARTH_EVAL_DIR=... HEARTH_EVAL_WORK=... npx tsx scripts/eval/quotes.ts`
  */
 import { CHAT_SOFT_MATCH_CHUNKS } from '../../core/config.js';
-import { EXTRACTIVE_SETTINGS, type ExtractiveSettings, extractiveQuotes, quoteEmbedder, quoteWordTable } from '../../plugins/chat/extractive.js';
+import { EXTRACTIVE_SETTINGS, type ExtractiveSettings, INTRODUCES, extractiveQuotes, quoteEmbedder, quoteWordTable } from '../../plugins/chat/extractive.js';
 import { extractiveAnswer } from '../../plugins/chat/prompt.js';
 import { relevantResults } from '../../plugins/chat/relevance.js';
 import { CHAT_DEFAULT_K, toSource } from '../../plugins/chat/service.js';
@@ -30,20 +31,24 @@ async function main(): Promise<void> {
     const service = new RetrievalService(new RetrievalRepository(db), { embedder: () => embedder, vectors: () => vectors }, { ...DEFAULT_FUSION, weights, keywordConfidence: CHAT_KEYWORD_CONFIDENCE }, undefined, softMatch);
     // As the chat embeds for quoting: word vectors kept between answers.
     const embed = quoteEmbedder(embedder, quoteWordTable());
-    const quoted = new Map(Object.keys(variants).map((label) => [label, 0]));
+    const quoted = new Map(Object.keys(variants).map((label) => [label, { span: 0, dangling: 0, words: 0 }]));
     let held = 0;
     for (const question of questions) {
       const search = await service.search({ query: question.question, k: CHAT_DEFAULT_K, mode: 'hybrid', groups: ['everyone'] });
       const sources = relevantResults(search.results, question.question, search.retrieval_settings.score).map(toSource);
       if (sources.some((source) => containsSpan(source.text, question.answer))) held++;
       for (const [label, settings] of Object.entries(variants)) {
-        const answer = extractiveAnswer(await extractiveQuotes(question.question, sources, embed, { ...EXTRACTIVE_SETTINGS, ...settings })).join('');
-        if (containsSpan(answer, question.answer)) quoted.set(label, quoted.get(label)! + 1);
+        const quotes = await extractiveQuotes(question.question, sources, embed, { ...EXTRACTIVE_SETTINGS, ...settings });
+        const counts = quoted.get(label)!;
+        if (containsSpan(extractiveAnswer(quotes).join(''), question.answer)) counts.span++;
+        if (quotes.some((quote) => INTRODUCES.test(quote.text))) counts.dangling++;
+        counts.words += quotes.reduce((sum, quote) => sum + quote.text.split(/\s+/).filter(Boolean).length, 0);
       }
     }
     const share = (count: number) => (count / questions.length).toFixed(3);
     console.log(`${set}: ${questions.length} questions; the sources hold the span for ${share(held)}`);
-    console.log(table(['variant', 'answer quotes span'], [...quoted].map(([label, count]) => [label, share(count)])));
+    const rows = [...quoted].map(([label, { span, dangling, words }]) => [label, share(span), String(dangling), (words / questions.length).toFixed(1)]);
+    console.log(table(['variant', 'answer quotes span', 'a quote ends introducing', 'words quoted'], rows));
   } finally {
     await embedder.close();
     await db.destroy();
