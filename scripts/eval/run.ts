@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { BENCH_SECRETS, DEPLOYED_ENV, ROOT, login, startService, stopService, type Service } from '../../bench/harness.js';
 import { generateLicenseKeyPair, issueLicense } from '../../plugins/license/license-key.js';
+import { INTRODUCES } from '../../plugins/chat/extractive.js';
 import { buildCorpus, listFolder } from './corpus.js';
 import { containsSpan, mean, ndcgAt10, recallAt5, reciprocalRankAt10, table } from './metrics.js';
 import { type EvalQuestion, readQuestions, rightDocuments } from './questions.js';
@@ -119,7 +120,7 @@ async function indexCorpus(client: Client, service: Service, corpusDir: string, 
 interface Answered {
   question: EvalQuestion;
   ranked: Partial<Record<Mode, string[]>>;
-  answer?: { text: string; quotesSpan: boolean; sourcesQuoteSpan: boolean };
+  answer?: { text: string; quotesSpan: boolean; sourcesQuoteSpan: boolean; quoteEndsIntroducing: boolean };
 }
 
 async function ask(client: Client, questions: EvalQuestion[], docIds: Map<string, string>, run: Options): Promise<Answered[]> {
@@ -132,12 +133,20 @@ async function ask(client: Client, questions: EvalQuestion[], docIds: Map<string
     }
     if (run.chat) {
       const chat = await client.json<{ answer: string; sources: Array<{ text: string }> }>('POST', '/api/chat', { query: question.question });
-      item.answer = { text: chat.answer, quotesSpan: containsSpan(chat.answer, question.answer), sourcesQuoteSpan: chat.sources.some((source) => containsSpan(source.text, question.answer)) };
+      item.answer = {
+        text: chat.answer,
+        quotesSpan: containsSpan(chat.answer, question.answer),
+        sourcesQuoteSpan: chat.sources.some((source) => containsSpan(source.text, question.answer)),
+        quoteEndsIntroducing: [...chat.answer.matchAll(EXTRACTIVE_QUOTE)].some(([, quote]) => INTRODUCES.test(quote)),
+      };
     }
     answered.push(item);
   }
   return answered;
 }
+
+/** A quote of an extractive answer (`[n] place:` then the quote in double quotes, as extractiveAnswer writes it). */
+const EXTRACTIVE_QUOTE = /\n\n\[\d+\] [^\n]*:\n"([^]*?)"(?=\n\n\[|$)/g;
 
 /** The question groups every figure is reported for. */
 const GROUPS: Array<{ name: string; keep: (q: EvalQuestion) => boolean }> = [
@@ -168,9 +177,10 @@ function report(answered: Answered[], run: Options): string {
   if (run.chat) {
     const chatRows = GROUPS.map((group) => {
       const of = answered.filter((a) => group.keep(a.question) && a.answer);
-      return [group.name, String(of.length), mean(of.map((a) => Number(a.answer!.quotesSpan))), mean(of.map((a) => Number(a.answer!.sourcesQuoteSpan))), mean(of.map((a) => a.answer!.text.split(/\s+/).length))];
+      const share = (test: (answer: NonNullable<Answered['answer']>) => boolean) => mean(of.map((a) => Number(test(a.answer!))));
+      return [group.name, String(of.length), share((a) => a.quotesSpan), share((a) => a.sourcesQuoteSpan), share((a) => a.quoteEndsIntroducing), mean(of.map((a) => a.answer!.text.split(/\s+/).length))];
     });
-    lines.push('', table(['set', 'n', 'answer quotes span', 'sources hold span', 'answer words'], chatRows));
+    lines.push('', table(['set', 'n', 'answer quotes span', 'sources hold span', 'a quote ends introducing', 'answer words'], chatRows));
   }
   return lines.join('\n');
 }
