@@ -40,6 +40,13 @@ export function eachWord(text: string, visit: (word: string) => void): void {
   }
 }
 
+/**
+ * A word that can say what a question is about when the chat compares it with a passage: not a function word, and not
+ * a lone ASCII letter or digit (`a`, `x`, `3`: in every passage); a lone character of another script is a word of its
+ * own (`三`, `百`, `é`): a Chinese or Japanese numeral or noun is often one character.
+ */
+export const isTopicWord = (word: string) => !STOPWORDS.has(word) && (word.length > 1 || word.charCodeAt(0) > 127);
+
 /** Longer "words" (hashes, base64, long identifiers) are never matched softly; bm25 still matches them exactly. */
 export const MAX_SOFT_WORD_LENGTH = 40;
 

@@ -1,7 +1,7 @@
 import type { SourceView } from '../conversations/index.js';
 import type { Embedder } from '../../native/embeddings/index.js';
 import { STOPWORDS, WordVectors, queryWords, softTermWeight } from '../retrieval/index.js';
-import { contentWords as plainWords } from '../../core/text/words.js';
+import { isTopicWord, contentWords as plainWords } from '../../core/text/words.js';
 
 /**
  * Extractive answers (no chat model): the sentences or lines of the found passages that best answer
@@ -105,7 +105,7 @@ interface Sentence {
 }
 
 const stem = (word: string) => word.replace(/(ies|es|s|ing|ed|ly)$/, '') || word;
-const contentWords = (text: string) => new Set(queryWords(text).filter((word) => word.length > 1 && !STOPWORDS.has(word)).map(stem));
+const contentWords = (text: string) => new Set(queryWords(text).filter(isTopicWord).map(stem));
 const wordCount = (text: string) => text.split(/\s+/).filter(Boolean).length;
 /** A term line: short enough to name one thing (`-C, --directory=DIR`, `SHF_ALLOC`, `8`), not a sentence. */
 const TERM_LINE = { chars: 48, words: 5 };

@@ -1,4 +1,5 @@
-import { type SearchResult, STOPWORDS, queryWords } from '../retrieval/index.js';
+import { isTopicWord } from '../../core/text/words.js';
+import { type SearchResult, queryWords } from '../retrieval/index.js';
 
 /**
  * What counts as "found": a passage shares a content word (crudely stemmed) with the question.
@@ -15,7 +16,7 @@ const stem = (word: string) => {
 };
 
 function contentStems(text: string): Set<string> {
-  return new Set(queryWords(text).filter((word) => word.length > 1 && !STOPWORDS.has(word)).map(stem));
+  return new Set(queryWords(text).filter(isTopicWord).map(stem));
 }
 
 export function relevantResults(results: SearchResult[], query: string, score: string): SearchResult[] {

@@ -22,6 +22,9 @@ const VAULT =
   '# Vault client notes\n\n## Credentials\n\nThe client caches each user\'s credentials for eight hours after a sign-in. To remove the cached credentials of every user:\n\n' +
   '    vaultctl purge --all-principals\n\nThe state folder of the service holds one entry per sign-in. Each entry records when it was created and which realm issued it. The realm list is read once at start.\n';
 
+/** A passage whose only words in common with a question about it are single Han characters. */
+const NUMERALS = '# Numerals\n\nKanji numerals such as 三 and 百 are left as written.\n';
+
 const ORCHARD = '# Orchard notes\n\nThe orchard has forty apple trees and twelve pear trees; pruning happens in late winter before the buds open.\n';
 
 /** A long log whose many chunks all mention the lighthouse lamp, and a short note that mentions it once. */
@@ -39,7 +42,7 @@ describe('retrieval quality: fusion weights and extractive answers', () => {
     t = await startApp({ MODEL_DIR: modelDir });
     const editor = (await t.userWithRole('editor')).access;
     viewer = (await t.userWithRole('viewer')).access;
-    for (const [filename, content] of Object.entries({ 'handbook.md': HANDBOOK, 'vault.md': VAULT, 'orchard.md': ORCHARD, 'lamp-log.md': LAMP_LOG, 'keeper-note.md': LAMP_NOTE })) {
+    for (const [filename, content] of Object.entries({ 'handbook.md': HANDBOOK, 'vault.md': VAULT, 'numerals.md': NUMERALS, 'orchard.md': ORCHARD, 'lamp-log.md': LAMP_LOG, 'keeper-note.md': LAMP_NOTE })) {
       const res = await t.request({ method: 'POST', url: '/api/docs/upload', token: editor, ...multipartBody([{ name: 'file', content, filename }]) });
       expect(res.statusCode, res.body).toBe(202);
     }
@@ -133,5 +136,15 @@ describe('retrieval quality: fusion weights and extractive answers', () => {
     const introduced = vault.text.slice(vault.text.indexOf(intro), vault.text.indexOf(command) + command.length);
     expect(introduced).toMatch(/^To remove .*:\n\n\s*vaultctl purge --all-principals$/);
     expect(answer).toContain(`${introduced}"`);
+  });
+
+  it('counts a lone character of another script (三, 百) as a word the question and a passage share', async () => {
+    const res = await t.request({ method: 'POST', url: '/api/chat', token: viewer, payload: { query: 'Will the tool turn 三 or 百 into digits?' } });
+    expect(res.statusCode, res.body).toBe(200);
+    const { answer, sources } = res.json() as { answer: string; sources: Array<{ marker: number; filename: string }> };
+    const numerals = sources.find((source) => source.filename === 'numerals.md');
+    expect(numerals, 'the passage is a source').toBeDefined();
+    expect(answer).toContain(`[${numerals!.marker}] numerals.md`);
+    expect(answer).toContain('Kanji numerals such as 三 and 百 are left as written.');
   });
 });
