@@ -8,9 +8,10 @@
  * Nothing here comes from Hearth's ranking: the chunks are paragraphs packed up to 1,000 characters, the keyword side is
  * SQLite FTS5's own bm25 (unicode61 tokenizer) over an OR of the question's words, the vector side a brute-force cosine
  * over the Model2Vec embedder's vectors (the model `npm run eval` installed), RRF k 60 at equal weights.
+ * Each question's first 10 documents per pipeline go to HEARTH_REFERENCE_OUT (JSON lines) when set.
  * `HEARTH_EVAL_DIR=/work/eval-man HEARTH_EVAL_CORPUS_DIR=/work/eval-man/corpus HEARTH_EVAL_MODEL_DIR=... npx tsx scripts/eval/reference.ts`
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { STOPWORDS } from '../../core/text/words.js';
@@ -169,11 +170,18 @@ async function main(): Promise<void> {
   ];
 
   const scores = new Map<string, QuestionScore[]>();
+  const ranked = new Map<string, Record<string, string[]>>(questions.map((q) => [q.id, {}]));
   for (const [name, variant] of variants) {
     const of: QuestionScore[] = [];
-    for (const q of questions) of.push(scoreRanking(q, await variant(q), rightDocuments(q)));
+    for (const q of questions) {
+      const documents = (await variant(q)).slice(0, 10);
+      ranked.get(q.id)![name] = documents;
+      of.push(scoreRanking(q, documents, rightDocuments(q)));
+    }
     scores.set(name, of);
   }
+  const out = process.env.HEARTH_REFERENCE_OUT;
+  if (out) await writeFile(out, questions.map((q) => JSON.stringify({ id: q.id, set: q.set, kind: q.kind, ranked: ranked.get(q.id) })).join('\n') + '\n');
   for (const set of ['dev', 'test']) {
     const of = questions.filter((q) => q.set === set).length;
     console.log(`\n${set}: ${of} questions`);
