@@ -8,16 +8,19 @@
  * Nothing here comes from Hearth's ranking: the chunks are paragraphs packed up to 1,000 characters, the keyword side is
  * SQLite FTS5's own bm25 (unicode61 tokenizer) over an OR of the question's words, the vector side a brute-force cosine
  * over the Model2Vec embedder's vectors (the model `npm run eval` installed), RRF k 60 at equal weights.
- * Each question's first 10 documents per pipeline go to HEARTH_REFERENCE_OUT (JSON lines) when set.
+ * `npm run eval` runs them too (scripts/eval/run.ts, `HEARTH_EVAL_REFERENCE=0` skips them), so that every run holds its own
+ * baseline. Run alone, each question's first 10 documents per pipeline go to HEARTH_REFERENCE_OUT (JSON lines) when set.
  * `HEARTH_EVAL_DIR=/work/eval-man HEARTH_EVAL_CORPUS_DIR=/work/eval-man/corpus HEARTH_EVAL_MODEL_DIR=... npx tsx scripts/eval/reference.ts`
  */
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { STOPWORDS } from '../../core/text/words.js';
-import { loadEmbedderOnThisThread } from '../../native/embeddings/index.js';
+import { type Embedder, loadEmbedderOnThisThread } from '../../native/embeddings/index.js';
+import { listFolder } from './corpus.js';
 import { type EvalQuestion, readQuestions, rightDocuments } from './questions.js';
-import { type QuestionScore, scoreRanking, summaryRow, SUMMARY_HEADER, table } from './metrics.js';
+import { scoreRanking, summaryRow, SUMMARY_HEADER, table } from './metrics.js';
 
 const CHUNK_CHARACTERS = 1000;
 const RRF_K = 60;
@@ -27,16 +30,6 @@ const DEPTH = 100;
 interface Chunk {
   doc: string;
   text: string;
-}
-
-async function corpusFiles(root: string, under = ''): Promise<string[]> {
-  const files: string[] = [];
-  for (const entry of await readdir(path.join(root, under), { withFileTypes: true })) {
-    const relative = path.join(under, entry.name);
-    if (entry.isDirectory()) files.push(...(await corpusFiles(root, relative)));
-    else if (entry.isFile()) files.push(relative);
-  }
-  return files.sort();
 }
 
 /** Paragraphs (blank-line separated) packed up to 1,000 characters; a longer paragraph is cut at spaces. */
@@ -80,24 +73,27 @@ function rrf(lists: number[][]): number[] {
   return [...scores.entries()].sort((a, b) => b[1] - a[1]).map(([index]) => index);
 }
 
-async function main(): Promise<void> {
-  const corpus = process.env.HEARTH_EVAL_CORPUS_DIR;
-  const evalDir = process.env.HEARTH_EVAL_DIR;
-  const modelDir = process.env.HEARTH_EVAL_MODEL_DIR;
-  if (!corpus || !evalDir || !modelDir) throw new Error('Set HEARTH_EVAL_CORPUS_DIR, HEARTH_EVAL_DIR and HEARTH_EVAL_MODEL_DIR');
-  const questions = await readQuestions(path.join(evalDir, 'questions.jsonl'));
+/** Each reference pipeline's first 10 documents (corpus ids) for each question, by pipeline name, in a fixed order. */
+export interface ReferenceRankings {
+  pipelines: string[];
+  ranked: Map<string, Record<string, string[]>>;
+}
 
+/**
+ * The reference pipelines over `corpusDir` for `questions`; those with vectors only when `modelDir` holds an embedding
+ * model (null, or a folder without one: bm25 only).
+ */
+export async function referenceRankings(corpusDir: string, questions: EvalQuestion[], modelDir: string | null): Promise<ReferenceRankings> {
   const chunks: Chunk[] = [];
   const titled: string[] = [];
-  for (const doc of await corpusFiles(corpus)) {
-    const text = await readFile(path.join(corpus, doc), 'utf8');
+  for (const { id, file } of await listFolder(corpusDir)) {
+    const text = await readFile(file, 'utf8');
     const title = titleLine(text);
     for (const chunk of paragraphChunks(text)) {
-      chunks.push({ doc, text: chunk });
+      chunks.push({ doc: id, text: chunk });
       titled.push(`${title}\n${chunk}`);
     }
   }
-  console.log(`${chunks.length} chunks of at most ${CHUNK_CHARACTERS} characters`);
 
   const db = new Database(':memory:');
   db.exec('CREATE VIRTUAL TABLE plain USING fts5(text); CREATE VIRTUAL TABLE titled USING fts5(text)');
@@ -131,18 +127,49 @@ async function main(): Promise<void> {
     return `${question} ${added.join(' ')}`;
   }
 
-  const embedder = (await loadEmbedderOnThisThread({ modelDir, device: 'cpu' }))!;
-  console.log(`embedding with ${embedder.modelId}`);
+  const embedder = modelDir ? await loadEmbedderOnThisThread({ modelDir, device: 'cpu' }) : null;
+  const nearest = embedder ? await vectorSearch(embedder, chunks) : null;
+
+  type Pipeline = (question: EvalQuestion) => Promise<string[]>;
+  const chunkDocs = (ranking: number[]) => ranking.slice(0, 10).map((index) => chunks[index].doc);
+  const titledBm25 = (q: EvalQuestion) => bm25('titled', orQuery(q.question, true));
+  const pipelines: Array<[string, Pipeline]> = [
+    ['bm25, all words', async (q) => chunkDocs(bm25('plain', orQuery(q.question, false)))],
+    ['bm25, content words', async (q) => chunkDocs(bm25('plain', orQuery(q.question, true)))],
+    ['bm25 + title line', async (q) => chunkDocs(titledBm25(q))],
+    ['bm25 + title, 1 chunk/doc', async (q) => documentsOf(titledBm25(q), chunks)],
+    ['bm25 + title, 1 chunk/doc, PRF', async (q) => documentsOf(bm25('titled', orQuery(feedback(q.question, titledBm25(q)), true)), chunks)],
+  ];
+  if (nearest) {
+    pipelines.push(
+      [`${embedder!.modelId.split('@')[0]}`, async (q) => chunkDocs(await nearest(q.question))],
+      [`${embedder!.modelId.split('@')[0]}, 1 chunk/doc`, async (q) => documentsOf(await nearest(q.question), chunks)],
+      ['RRF(bm25 + title, vector)', async (q) => chunkDocs(rrf([titledBm25(q), await nearest(q.question)]))],
+      ['RRF(bm25 + title, vector), 1 chunk/doc', async (q) => documentsOf(rrf([titledBm25(q), await nearest(q.question)]), chunks)],
+    );
+  }
+  const ranked = new Map<string, Record<string, string[]>>(questions.map((q) => [q.id, {}]));
+  try {
+    for (const [name, pipeline] of pipelines) for (const q of questions) ranked.get(q.id)![name] = (await pipeline(q)).slice(0, 10);
+  } finally {
+    await embedder?.close();
+    db.close();
+  }
+  return { pipelines: pipelines.map(([name]) => name), ranked };
+}
+
+/** Brute-force cosine over every chunk's vector: each question's first DEPTH chunk indexes (kept per question). */
+async function vectorSearch(embedder: Embedder, chunks: Chunk[]): Promise<(question: string) => Promise<number[]>> {
   const dimension = embedder.dimension;
   const matrix = new Float32Array(chunks.length * dimension);
   for (let start = 0; start < chunks.length; start += 256) {
     const vectors = await embedder.embed(chunks.slice(start, start + 256).map((chunk) => chunk.text));
     vectors.forEach((vector, offset) => matrix.set(vector, (start + offset) * dimension));
   }
-  const nearestOf = new Map<string, number[]>();
-  async function nearest(question: string): Promise<number[]> {
-    const known = nearestOf.get(question);
-    if (known) return known;
+  const known = new Map<string, number[]>();
+  return async (question) => {
+    const kept = known.get(question);
+    if (kept) return kept;
     const [query] = await embedder.embed([question], { priority: 'query' });
     const scored: Array<[number, number]> = [];
     for (let index = 0; index < chunks.length; index++) {
@@ -151,44 +178,29 @@ async function main(): Promise<void> {
       scored.push([index, dot]);
     }
     const ranking = scored.sort((a, b) => b[1] - a[1]).slice(0, DEPTH).map(([index]) => index);
-    nearestOf.set(question, ranking);
+    known.set(question, ranking);
     return ranking;
-  }
-
-  type Variant = (question: EvalQuestion) => Promise<string[]>;
-  const chunkDocs = (ranking: number[]) => ranking.slice(0, 10).map((index) => chunks[index].doc);
-  const variants: Array<[string, Variant]> = [
-    ['bm25, all words', async (q) => chunkDocs(bm25('plain', orQuery(q.question, false)))],
-    ['bm25, content words', async (q) => chunkDocs(bm25('plain', orQuery(q.question, true)))],
-    ['bm25 + title line', async (q) => chunkDocs(bm25('titled', orQuery(q.question, true)))],
-    ['bm25 + title, 1 chunk/doc', async (q) => documentsOf(bm25('titled', orQuery(q.question, true)), chunks)],
-    ['bm25 + title, 1 chunk/doc, PRF', async (q) => documentsOf(bm25('titled', orQuery(feedback(q.question, bm25('titled', orQuery(q.question, true))), true)), chunks)],
-    ['potion vector', async (q) => chunkDocs(await nearest(q.question))],
-    ['potion vector, 1 chunk/doc', async (q) => documentsOf(await nearest(q.question), chunks)],
-    ['RRF(bm25 + title, vector)', async (q) => chunkDocs(rrf([bm25('titled', orQuery(q.question, true)), await nearest(q.question)]))],
-    ['RRF(bm25 + title, vector), 1 chunk/doc', async (q) => documentsOf(rrf([bm25('titled', orQuery(q.question, true)), await nearest(q.question)]), chunks)],
-  ];
-
-  const scores = new Map<string, QuestionScore[]>();
-  const ranked = new Map<string, Record<string, string[]>>(questions.map((q) => [q.id, {}]));
-  for (const [name, variant] of variants) {
-    const of: QuestionScore[] = [];
-    for (const q of questions) {
-      const documents = (await variant(q)).slice(0, 10);
-      ranked.get(q.id)![name] = documents;
-      of.push(scoreRanking(q, documents, rightDocuments(q)));
-    }
-    scores.set(name, of);
-  }
-  const out = process.env.HEARTH_REFERENCE_OUT;
-  if (out) await writeFile(out, questions.map((q) => JSON.stringify({ id: q.id, set: q.set, kind: q.kind, ranked: ranked.get(q.id) })).join('\n') + '\n');
-  for (const set of ['dev', 'test']) {
-    const of = questions.filter((q) => q.set === set).length;
-    console.log(`\n${set}: ${of} questions`);
-    console.log(table(['reference', ...SUMMARY_HEADER], variants.map(([name]) => [name, ...summaryRow(scores.get(name)!.filter((s) => s.set === set))])));
-  }
-  await embedder.close();
-  db.close();
+  };
 }
 
-await main();
+/** Each pipeline's figures (SUMMARY_HEADER's columns) over the questions of `set`. */
+export function referenceRows(reference: ReferenceRankings, questions: EvalQuestion[], set: string): Array<Array<string | number>> {
+  const of = questions.filter((q) => q.set === set);
+  return reference.pipelines.map((name) => [name, ...summaryRow(of.map((q) => scoreRanking(q, reference.ranked.get(q.id)![name], rightDocuments(q))))]);
+}
+
+async function main(): Promise<void> {
+  const corpus = process.env.HEARTH_EVAL_CORPUS_DIR;
+  const evalDir = process.env.HEARTH_EVAL_DIR;
+  if (!corpus || !evalDir) throw new Error('Set HEARTH_EVAL_CORPUS_DIR and HEARTH_EVAL_DIR (and HEARTH_EVAL_MODEL_DIR for the vector pipelines)');
+  const questions = await readQuestions(path.join(evalDir, 'questions.jsonl'));
+  const reference = await referenceRankings(corpus, questions, process.env.HEARTH_EVAL_MODEL_DIR ?? null);
+  for (const set of ['dev', 'test']) {
+    console.log(`\n${set}: ${questions.filter((q) => q.set === set).length} questions`);
+    console.log(table(['reference', ...SUMMARY_HEADER], referenceRows(reference, questions, set)));
+  }
+  const out = process.env.HEARTH_REFERENCE_OUT;
+  if (out) await writeFile(out, questions.map((q) => JSON.stringify({ id: q.id, set: q.set, kind: q.kind, ranked: reference.ranked.get(q.id) })).join('\n') + '\n');
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();

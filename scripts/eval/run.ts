@@ -14,6 +14,7 @@ import { INTRODUCES } from '../../plugins/chat/extractive.js';
 import { buildCorpus, listFolder } from './corpus.js';
 import { containsSpan, mean, ndcgAt10, recallAt5, reciprocalRankAt10, table } from './metrics.js';
 import { type EvalQuestion, readQuestions, rightDocuments } from './questions.js';
+import { referenceRankings, type ReferenceRankings } from './reference.js';
 
 const MODES = ['hybrid', 'keyword', 'vector'] as const;
 type Mode = (typeof MODES)[number];
@@ -32,6 +33,8 @@ interface Options {
   modelDir: string | null;
   modes: Mode[];
   chat: boolean;
+  /** Issue 16's reference pipelines over the same corpus and questions, outside Hearth (scripts/eval/reference.ts): every run's own baseline. */
+  reference: boolean;
   out: string | null;
 }
 
@@ -50,6 +53,7 @@ function options(env = process.env): Options {
     modelDir: env.HEARTH_EVAL_MODEL_DIR ? path.resolve(env.HEARTH_EVAL_MODEL_DIR) : null,
     modes,
     chat: env.HEARTH_EVAL_CHAT !== '0',
+    reference: env.HEARTH_EVAL_REFERENCE !== '0',
     out: env.HEARTH_EVAL_OUT ? path.resolve(env.HEARTH_EVAL_OUT) : null,
   };
 }
@@ -221,10 +225,30 @@ async function main(): Promise<void> {
     const answered = await ask(client, usable, docIds, run);
     console.log(report(answered, run));
     if (run.out) await writeFile(run.out, JSON.stringify(answered, null, 1));
+    await stopService(service);
+    // The service's own model (installed into its MODEL_DIR at first start) embeds the reference's chunks.
+    if (run.reference) console.log('\n' + referenceReport(answered, await referenceRankings(realCorpus, usable, run.modelDir ?? path.join(dataDir, 'models'))));
   } finally {
     await stopService(service);
     if (!run.workDir) await rm(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * Recall@5 of each reference pipeline per half (all questions / paraphrased), then the service's hybrid search and its
+ * margin over the best pipeline of each column.
+ */
+function referenceReport(answered: Answered[], reference: ReferenceRankings): string {
+  const columns = ['dev', 'test'].flatMap((set) => [
+    { name: `${set}`, keep: (q: EvalQuestion) => q.set === set },
+    { name: `${set} paraphrased`, keep: (q: EvalQuestion) => q.set === set && q.kind === 'paraphrased' },
+  ]);
+  const recall = (ranking: (a: Answered) => string[]) => columns.map(({ keep }) => mean(answered.filter((a) => keep(a.question)).map((a) => recallAt5(ranking(a), rightDocuments(a.question)))));
+  const rows: Array<Array<string | number>> = reference.pipelines.map((name) => [name, ...recall((a) => reference.ranked.get(a.question.id)![name])]);
+  const best = columns.map((_, column) => Math.max(...rows.map((row) => row[column + 1] as number)));
+  const hybrid = recall((a) => a.ranked.hybrid ?? []);
+  rows.push(['Hearth hybrid (POST /api/search)', ...hybrid], ['hybrid − best reference', ...hybrid.map((value, column) => value - best[column])]);
+  return `Issue 16's reference pipelines over the same corpus, outside Hearth (scripts/eval/reference.ts), recall@5:\n${table(['pipeline', ...columns.map((c) => c.name)], rows)}`;
 }
 
 await main();
