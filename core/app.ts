@@ -10,7 +10,7 @@ import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { type Db, openDatabase } from './db/database.js';
-import { errorHandlers, tooManyRequests } from './errors.js';
+import { errorHandlers, frameworkError, MAX_PARAM_LENGTH, tooManyRequests } from './errors.js';
 import { LogPrivacy, lazyRequestLogger, loggerOptions, pinoLevel } from './logger.js';
 import { type Network, systemNetwork } from './net/ssrf-guard.js';
 import { openApiOptions } from './openapi.js';
@@ -63,6 +63,8 @@ export async function buildApp({ config, logStream, https, network = systemNetwo
     return503OnClosing: true,
     trustProxy: config.trustProxy,
     forceCloseConnections: 'idle',
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkError,
     ...(https ? { https: { cert: https.cert, key: https.key } } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompilers());

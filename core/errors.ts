@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
 import { OngoingProblem } from './ongoing-problem.js';
@@ -84,6 +84,9 @@ function isDiskFull(error: unknown): boolean {
   return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL';
 }
 
+/** Fastify's (find-my-way's) longest path parameter; a longer one is refused before any route runs. */
+export const MAX_PARAM_LENGTH = 100;
+
 /** busboy's words for a multipart body without a boundary, or cut off before its closing boundary. */
 const MALFORMED_MULTIPART = /^Multipart: Boundary not found$|unexpected end of multipart data/i;
 
@@ -112,6 +115,10 @@ export function toHttpError(error: FastifyError & { validation?: AjvIssue[]; val
       return unsupportedMediaType('This content type is not accepted here');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return badRequest('invalid_content_length', 'Content-Length does not match the body');
+    case 'FST_ERR_BAD_URL':
+      return badRequest('malformed_url', 'The URL is not valid: a percent-encoded part of its path does not decode', 'path');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new HttpError(414, 'uri_too_long', `A part of the URL path is longer than ${MAX_PARAM_LENGTH} characters`, 'path');
   }
   if (error.statusCode === 429) return tooManyRequests(Number(error.message.match(/\d+/)?.[0] ?? 60));
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
@@ -122,6 +129,15 @@ export function toHttpError(error: FastifyError & { validation?: AjvIssue[]; val
 
 function errorPayload(error: HttpError) {
   return { error: { code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}) } };
+}
+
+/**
+ * Fastify's `frameworkErrors`: a URL refused while routing (a malformed percent-encoding, a path parameter over
+ * MAX_PARAM_LENGTH) gets the one shape and the API's headers too; no hook has run for it.
+ */
+export function frameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const known = toHttpError(error) ?? badRequest('bad_request', 'The request could not be routed');
+  reply.code(known.statusCode).headers({ ...reply.server.apiHeaders, ...known.headers }).send(errorPayload(known));
 }
 
 /** The request came with a body that has not been read to its end (an upload refused part-way). */

@@ -7,6 +7,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** onRequest hook for routes that serve an HTML page: adds helmet's document headers. */
     documentHeaders: onRequestHookHandler;
+    /** The headers every API answer carries (stamped by the root onRequest hook; answers made before hooks run add them). */
+    apiHeaders: Readonly<Record<string, string>>;
   }
 }
 
@@ -54,6 +56,7 @@ export const securityHeaders = fp(
   async function securityHeaders(app: FastifyInstance, options: HelmetOptions) {
     const document = helmetHeaders(options);
     const api = apiHeaders(document);
+    app.decorate('apiHeaders', api);
     // Callback style: nothing here waits, so no promise per request.
     app.addHook('onRequest', (_request, reply, done) => {
       reply.headers(api);
