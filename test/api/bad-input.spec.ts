@@ -83,7 +83,7 @@ describe('bad input', () => {
       for (const route of routes) {
         const withBody = ['POST', 'PUT', 'PATCH'].includes(route.method);
         for (const url of paths(route.url)) {
-          const tries = [{ url: `${url}?limit=-5&offset=x&k=abc&page=0&q=`, payload: undefined, headers: undefined }, ...(withBody ? bodies.map((body) => ({ url, ...body })) : [])];
+          const tries = [{ url: `${url}?limit=-5&offset=x&k=abc&page=0&q=`, payload: undefined, headers: undefined }, { url: `${url}?limit=1&limit=2&offset=99999999999999999999&sort=%00&status=%3Cscript%3E&from=2026-13-45&to=yesterday&days=1e309&group=%C0%AF`, payload: undefined, headers: undefined }, ...(withBody ? bodies.map((body) => ({ url, ...body })) : [])];
           for (const attempt of tries) {
             const send = () => t.request({ method: route.method as 'GET', url: attempt.url, payload: attempt.payload, headers: attempt.headers, token: caller.token });
             let res = await send();
