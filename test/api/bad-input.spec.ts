@@ -62,10 +62,10 @@ describe('bad input', () => {
 
   it('every API route, as an admin and as a viewer, answers junk with a 4xx in the one shape, never a 5xx', async () => {
     const admin = await t.login();
-    const viewer = await t.userWithRole('viewer');
+    const viewer = await t.userWithRole('viewer', 'junk-viewer');
     const callers = [
       { name: 'admin', token: admin.access, again: async () => (await t.login()).access },
-      { name: 'viewer', token: viewer.access, again: async () => (await t.login(viewer.username, viewer.password)).access },
+      { name: 'viewer', token: viewer.access, again: async () => (await t.login('junk-viewer', 'junk-viewer-password-long')).access }, // userWithRole's password
     ];
     const routes = declaredRoutes(t.app).filter((route) => route.method !== 'HEAD' && route.url.startsWith('/api/'));
     expect(routes.length).toBeGreaterThan(100);
