@@ -34,6 +34,8 @@ function toDocumentView(row: DocumentRow, entitlement: Entitlement) {
 }
 
 const UPLOAD_FIELD = 'file';
+/** @fastify/multipart's errors for a part past the upload's limits (one part, one file, one field). */
+const EXTRA_PART = /^FST_(PARTS|FILES|FIELDS)_LIMIT$/;
 /** A stored file is the uploader's content: if a browser ever renders it, it runs nothing and reaches nothing. */
 const FILE_CSP = "default-src 'none'; sandbox; frame-ancestors 'none'";
 
@@ -96,8 +98,8 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         summary: 'Upload a document for indexing',
         description:
-          'multipart/form-data with one part named "file" (with its filename). The type is detected from the content. Answers 202 with the ' +
-          'document (status queued) and its indexing job. 400 multipart_malformed, filename_required or empty_file; 413 over the plan ' +
+          'multipart/form-data with one part named "file" (with its filename), and nothing else. The type is detected from the content. Answers 202 with the ' +
+          'document (status queued) and its indexing job. 400 multipart_malformed, filename_required, empty_file or one_file_only (a second part: nothing is stored); 413 over the plan ' +
           'file size (cut off as the bytes arrive), 403 plan_limit_exceeded over the document count or storage, 409 duplicate_document ' +
           'for a file already uploaded as a document the caller\'s groups may read (a copy they may not read is not named: the upload is taken), 415 for an unsupported type, 507 disk_full when the server has no space left.',
         tags: ['documents'],
@@ -105,9 +107,9 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 202: UploadResult },
       },
     }, async (request, reply) => {
-      const file = await uploadedFile(request, app.entitlement.limits().file_size_bytes);
+      const { file, nothingElse } = await uploadedFile(request, app.entitlement.limits().file_size_bytes);
       const uploader = principalOf(request).id;
-      const document = await app.documents.upload(file.file, file.filename, uploader, await app.groups.readerGroups(uploader));
+      const document = await app.documents.upload(file.file, file.filename, uploader, await app.groups.readerGroups(uploader), nothingElse);
       app.diskFull.resolved();
       const job = await app.ingestion.enqueue([document.id]);
       request.log.info({ user: app.logPrivacy.caller(request), document: document.id, type: document.file_type }, 'document uploaded');
@@ -117,15 +119,31 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
 };
 
 /**
- * The one part named "file", with its filename, its bytes not yet read. busboy's own cut-off is set a
+ * The one part named "file", with its filename, its bytes not yet read, and the check that nothing follows it (run
+ * once its bytes are read, before the document is stored). busboy's own cut-off is set a
  * byte past the plan's file size, so that the service's meter sees the excess and answers 413 as the
  * bytes arrive instead of after reading (and discarding) the rest of the body.
  */
-async function uploadedFile(request: FastifyRequest, fileSizeBytes: number): Promise<MultipartFile> {
+async function uploadedFile(request: FastifyRequest, fileSizeBytes: number): Promise<{ file: MultipartFile; nothingElse: () => Promise<void> }> {
   const required = badRequest('file_required', `Send the document as the multipart form field "${UPLOAD_FIELD}"`, `body.${UPLOAD_FIELD}`);
   if (!request.isMultipart()) throw required;
-  const { value: part } = (await request.parts({ limits: { fileSize: fileSizeBytes + 1 } }).next()) as IteratorResult<Multipart, undefined>;
-  if (part?.type === 'file' && part.fieldname === UPLOAD_FIELD && part.filename) return part;
+  const parts = request.parts({ limits: { fileSize: fileSizeBytes + 1 } });
+  const { value: part } = (await parts.next()) as IteratorResult<Multipart, undefined>;
+  if (part?.type === 'file' && part.fieldname === UPLOAD_FIELD && part.filename) {
+    // Read once the file is: the body must end there. A second part (busboy stops at the parts limit) would otherwise
+    // be dropped without a word while the first is stored.
+    const nothingElse = async () => {
+      const more = await parts.next().then(
+        ({ done }) => !done,
+        (error: { code?: string }) => {
+          if (EXTRA_PART.test(error.code ?? '')) return true;
+          throw error; // a body broken after the file: the error handler's multipart_malformed
+        },
+      );
+      if (more) throw badRequest('one_file_only', `Send one part, the file "${UPLOAD_FIELD}": this body held more`, 'body');
+    };
+    return { file: part, nothingElse };
+  }
   if (part?.type === 'file') part.file.resume(); // read and dropped, so the connection stays usable
   if (part?.fieldname !== UPLOAD_FIELD) throw required;
   // The part came as a plain field (no filename), or from a form submitted with no file chosen (filename="").

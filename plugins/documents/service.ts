@@ -206,8 +206,10 @@ export class DocumentsService {
    * Stores an upload as a new document. The same content already uploaded is a 409 naming that document only when
    * the uploader's groups (`readerGroups`) may read it; a copy they may not read is not theirs to know of, so the
    * upload is taken as a document of its own (its chunks and vectors are its own: chunk ids carry the document id).
+   * `complete` runs once the file's bytes are read and before anything is stored: the caller's last check of the
+   * request (it may throw; then nothing is kept).
    */
-  async upload(file: Readable, filename: string, uploadedBy: string, readerGroups: string[]): Promise<DocumentRow> {
+  async upload(file: Readable, filename: string, uploadedBy: string, readerGroups: string[], complete: () => Promise<void> = async () => undefined): Promise<DocumentRow> {
     const limits = this.entitlement.limits();
     const usage = await this.usage();
     if (usage.documents >= limits.documents) throw planLimit(`The plan allows ${limits.documents} documents; delete some or upgrade`);
@@ -228,6 +230,7 @@ export class DocumentsService {
     });
     try {
       await pipeline(file, meter, createWriteStream(tmpFile, { mode: 0o600 }));
+      await complete();
       if (size === 0) throw badRequest('empty_file', 'The file is empty: there is nothing to index', 'body.file');
       const detected = await this.acceptType(tmpFile, filename);
       return await this.store(tmpFile, filename, detected, size, hash.digest('hex'), uploadedBy, readerGroups);

@@ -229,6 +229,24 @@ describe('malformed uploads', () => {
     expect(existsSync(incoming) ? readdirSync(incoming) : []).toEqual([]);
   });
 
+  it('a second part after the file (another file, or a field): 400 one_file_only, nothing stored, no temp file left', async () => {
+    const before = await snapshot(t.app, 'documents');
+    const bodies = [
+      multipartBody([{ name: 'file', content: prose(6, 30), filename: 'first.txt' }, { name: 'file', content: prose(7, 30), filename: 'second.txt' }]),
+      multipartBody([{ name: 'file', content: prose(8, 30), filename: 'notes.txt' }, { name: 'comment', content: 'please index' }]),
+    ];
+    for (const { payload, headers } of bodies) {
+      const res = await send(payload, headers['content-type']);
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json().error).toMatchObject({ code: 'one_file_only', field: 'body' });
+    }
+    expect(await snapshot(t.app, 'documents')).toEqual(before);
+    expect(readdirSync(path.join(t.dataDir, 'documents', '.incoming'))).toEqual([]);
+    // The same file alone is taken: the refusal was about the rest of the body.
+    const alone = multipartBody([{ name: 'file', content: prose(6, 30), filename: 'first.txt' }]);
+    expect((await send(alone.payload, alone.headers['content-type'])).statusCode).toBe(202);
+  });
+
   it('control and bidirectional-override characters are stripped from the stored filename', async () => {
     // U+202E would show "report<U+202E>fdp.exe" as "reportexe.pdf"; the others are the rest of the bidi controls and C0/C1 controls.
     const filename = 'rep\u202Eort\u2066\u2069\u200E\u200F\u061C\u202A\u202B\u202C\u202D\u0007\u0085\u009B.txt';
