@@ -9,6 +9,7 @@ import { clock } from '../../core/clock.js';
 import { INVISIBLE_CONTROLS } from '../../core/schemas.js';
 import { badRequest, conflict, HttpError, notFound, payloadTooLarge, unsupportedMediaType } from '../../core/errors.js';
 import { copyFileOwnerOnly } from '../../core/owner-only.js';
+import { Serial } from '../../core/serial.js';
 import { type Entitlement, type Tier, tierAtLeast } from '../../core/tiers.js';
 import type { Updateable } from 'kysely';
 import type { DocumentStatus, DocumentsTable, SourceType } from '../../core/db/documents-schema.js';
@@ -87,6 +88,8 @@ export interface IndexedDocument {
 export class DocumentsService {
   private readonly storeDir: string;
   private readonly tmpDir: string;
+  /** Uploads' last step (the duplicate and plan checks, then the row), one at a time. */
+  private readonly storing = new Serial();
 
   constructor(
     private readonly repository: DocumentsRepository,
@@ -233,7 +236,15 @@ export class DocumentsService {
       await complete();
       if (size === 0) throw badRequest('empty_file', 'The file is empty: there is nothing to index', 'body.file');
       const detected = await this.acceptType(tmpFile, filename);
-      return await this.store(tmpFile, filename, detected, size, hash.digest('hex'), uploadedBy, readerGroups);
+      const sha256 = hash.digest('hex');
+      // One upload at a time from here: the duplicate check and the plan's limits hold against uploads that arrived
+      // together (five copies of one file sent at once were five documents).
+      return await this.storing.run(async () => {
+        const used = await this.usage();
+        if (used.documents >= limits.documents) throw planLimit(`The plan allows ${limits.documents} documents; delete some or upgrade`);
+        if (used.storage_bytes + size > limits.storage_bytes) throw planLimit('The plan’s total storage is used up; delete documents or upgrade');
+        return this.store(tmpFile, filename, detected, size, sha256, uploadedBy, readerGroups);
+      });
     } catch (error) {
       await rm(tmpFile, { force: true });
       throw error instanceof LimitExceeded ? error.httpError : error;

@@ -3,6 +3,7 @@ import { principalOf } from '../../core/auth/guard.js';
 import { clock } from '../../core/clock.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
 import { type Entitlement, tierAtLeast } from '../../core/tiers.js';
+import { UniqueName } from '../../core/unique-name.js';
 import type { AccessSource, GroupRow, GroupsRepository } from './repository.js';
 import { sharesGroup } from './readable.js';
 
@@ -29,7 +30,12 @@ type MembershipListener = (userId: string) => void;
 export class GroupsService {
   private readonly listeners: MembershipListener[] = [];
 
-  constructor(private readonly repository: GroupsRepository, private readonly entitlement: Entitlement) {}
+  /** Group names are unique in any case; a rename that raced another to one name gets the same 409. */
+  private readonly names: UniqueName;
+
+  constructor(private readonly repository: GroupsRepository, private readonly entitlement: Entitlement) {
+    this.names = new UniqueName(async (name) => (await repository.findByNames([name]))[0], () => conflict('group_exists', 'A group with this name already exists', 'body.name'));
+  }
 
   onMembershipChange(listener: MembershipListener): void {
     this.listeners.push(listener);
@@ -84,7 +90,7 @@ export class GroupsService {
 
   async create(name: string): Promise<GroupView> {
     const clean = name.trim();
-    if ((await this.repository.findByNames([clean])).length) throw conflict('group_exists', 'A group with this name already exists', 'body.name');
+    await this.names.assertFree(clean);
     const row = await this.repository.insert(clean, 'local', clock.now());
     return toGroupView(row, 0);
   }
@@ -92,9 +98,8 @@ export class GroupsService {
   async rename(id: string, name: string): Promise<GroupView> {
     const group = this.mutable(await this.find(id));
     const clean = name.trim();
-    const taken = await this.repository.findByNames([clean]);
-    if (taken.some((other) => other.id !== group.id)) throw conflict('group_exists', 'A group with this name already exists', 'body.name');
-    await this.repository.rename(group.name, clean, clock.now());
+    await this.names.assertFree(clean, group.id);
+    await this.names.write(this.repository.rename(group.name, clean, clock.now()));
     await this.notifyMembers(clean);
     return this.get(id);
   }

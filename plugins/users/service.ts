@@ -4,6 +4,7 @@ import type { Role } from '../../core/auth/guard.js';
 import { clock } from '../../core/clock.js';
 import { type Entitlement, tierAtLeast } from '../../core/tiers.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
+import { UniqueName } from '../../core/unique-name.js';
 import type { UserProfileRow, UserRow, UsersRepository, UserViewRow } from './repository.js';
 import type { CreateUserBody, UpdateUserBody, UserView } from './schemas.js';
 
@@ -39,7 +40,12 @@ export interface UserChangeListener {
 export class UsersService {
   private readonly listeners: UserChangeListener[] = [];
 
-  constructor(private readonly repository: UsersRepository, private readonly options: UsersServiceOptions) {}
+  /** Usernames are unique in any case (the table's index on lower(username)); a request that raced another gets the same 409. */
+  private readonly usernames: UniqueName;
+
+  constructor(private readonly repository: UsersRepository, private readonly options: UsersServiceOptions) {
+    this.usernames = new UniqueName((name) => repository.findByUsername(name), () => conflict('username_taken', 'A user with this username already exists', 'body.username'));
+  }
 
   onChange(listener: UserChangeListener): void {
     this.listeners.push(listener);
@@ -115,23 +121,22 @@ export class UsersService {
   async create(input: CreateUserBody): Promise<UserViewRow> {
     this.assertEmail(input.email ?? null, 'body.email');
     assertPasswordPolicy(input.password, input.username);
-    if (await this.repository.findByUsername(input.username)) {
-      throw conflict('username_taken', 'A user with this username already exists', 'body.username');
-    }
+    await this.usernames.assertFree(input.username);
     const now = clock.now();
     const id = randomUUID();
-    await this.repository.insert({
+    const hashed = await hashPassword(input.password);
+    await this.usernames.write(this.repository.insert({
       id,
       username: input.username,
       email: input.email ?? null,
       role: input.role,
-      hashed_password: await hashPassword(input.password),
+      hashed_password: hashed,
       groups: JSON.stringify(['everyone']),
       auth_source: 'local',
       tokens_valid_after: 0,
       created_at: now,
       updated_at: now,
-    });
+    }));
     return this.get(id);
   }
 
