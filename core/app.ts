@@ -10,7 +10,7 @@ import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { type Db, openDatabase } from './db/database.js';
-import { errorHandlers, frameworkError, MAX_PARAM_LENGTH, tooManyRequests } from './errors.js';
+import { clientError, errorHandlers, frameworkError, MAX_PARAM_LENGTH, tooManyRequests } from './errors.js';
 import { LogPrivacy, lazyRequestLogger, loggerOptions, pinoLevel } from './logger.js';
 import { type Network, systemNetwork } from './net/ssrf-guard.js';
 import { openApiOptions } from './openapi.js';
@@ -65,6 +65,7 @@ export async function buildApp({ config, logStream, https, network = systemNetwo
     forceCloseConnections: 'idle',
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
     ...(https ? { https: { cert: https.cert, key: https.key } } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompilers());

@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type } from 'typebox';
@@ -138,6 +140,30 @@ function errorPayload(error: HttpError) {
 export function frameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   const known = toHttpError(error) ?? badRequest('bad_request', 'The request could not be routed');
   reply.code(known.statusCode).headers({ ...reply.server.apiHeaders, ...known.headers }).send(errorPayload(known));
+}
+
+/**
+ * Fastify's `clientErrorHandler`: what Node's HTTP parser refuses before Fastify sees a request (headers over Node's
+ * 16 KiB, a request line or header that is not HTTP, a client too slow to send its headers) is answered on the raw
+ * socket, in the one shape and with the API's headers, and the connection closed. Called with `this` the app.
+ */
+export function clientError(this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+  // A reset connection is gone: nothing to answer (as Fastify's own handler).
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const refusal =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? new HttpError(431, 'headers_too_large', 'The request line and headers are larger than this server accepts (16 KiB)')
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new HttpError(408, 'request_timeout', 'The request did not arrive in time')
+        : badRequest('malformed_request', 'The request is not valid HTTP');
+  this.log.debug({ err: error }, 'client error');
+  if (socket.writable) {
+    const body = JSON.stringify(errorPayload(refusal));
+    const headers = { ...this.apiHeaders, 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)), connection: 'close' };
+    const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    socket.write(`HTTP/1.1 ${refusal.statusCode} ${STATUS_CODES[refusal.statusCode]}\r\n${lines}\r\n${body}`);
+  }
+  socket.destroy(error);
 }
 
 /** The request came with a body that has not been read to its end (an upload refused part-way). */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { declaredRoutes } from '../../core/auth/guard.js';
@@ -58,6 +59,34 @@ describe('bad input', () => {
     const atLimit = await t.request({ method: 'POST', url: `/api/metadata/${'d'.repeat(MAX_PARAM_LENGTH)}/rules`, token, payload: {} });
     expect(atLimit.statusCode).toBe(400);
     expect(atLimit.json().error.code).toBe('validation_failed');
+  });
+
+  it('what Node refuses before any route (headers over 16 KiB, a request that is not HTTP) is answered in the one shape, with the API headers, on a closed connection', async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as net.AddressInfo;
+    /** Sends raw bytes and reads until the server closes the connection. */
+    const raw = (bytes: string) =>
+      new Promise<string>((resolve, reject) => {
+        let answer = '';
+        const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes));
+        socket.setEncoding('utf8');
+        socket.on('data', (chunk: string) => (answer += chunk));
+        socket.on('close', () => resolve(answer));
+        socket.on('error', reject);
+      });
+    const parse = (answer: string) => {
+      const [head, body] = answer.split('\r\n\r\n');
+      const [status, ...lines] = head.split('\r\n');
+      return { status, headers: Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()])), body: JSON.parse(body) };
+    };
+    const long = parse(await raw(`GET /api/docs?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`));
+    expect(long.status).toBe('HTTP/1.1 431 Request Header Fields Too Large');
+    expect(long.body).toEqual({ error: { code: 'headers_too_large', message: expect.stringContaining('16 KiB') } });
+    expect(long.headers).toMatchObject({ ...API_HEADERS, connection: 'close' });
+    const garbage = parse(await raw('GARBAGE\r\n\r\n'));
+    expect(garbage.status).toBe('HTTP/1.1 400 Bad Request');
+    expect(garbage.body).toEqual({ error: { code: 'malformed_request', message: 'The request is not valid HTTP' } });
+    expect(garbage.headers).toMatchObject(API_HEADERS);
   });
 
   it('every API route, as an admin and as a viewer, answers junk with a 4xx in the one shape, never a 5xx', async () => {
