@@ -57,16 +57,20 @@ export async function buildApp({ config, logStream, https, network = systemNetwo
   const settings = await SettingsStore.open(new SettingsRepository(db), config.seed);
 
   const logPrivacy = new LogPrivacy(config.jwtSecretKey, settings);
+  // Node reads a server's request timeout when the server is made (setting it afterwards, as Fastify's own
+  // requestTimeout does, changes nothing on Node 20): it goes into the server's options.
+  const serverOptions = { requestTimeout: config.requestTimeoutSeconds * 1000 };
   const app = Fastify({
     logger: loggerOptions(settings.current('LOG_LEVEL'), logPrivacy, logStream),
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
     trustProxy: config.trustProxy,
+    requestTimeout: serverOptions.requestTimeout,
     forceCloseConnections: 'idle',
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkError,
     clientErrorHandler: clientError,
-    ...(https ? { https: { cert: https.cert, key: https.key } } : {}),
+    ...(https ? { https: { cert: https.cert, key: https.key, ...serverOptions } } : { http: serverOptions }),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompilers());
   app.setChildLoggerFactory(lazyRequestLogger);

@@ -165,6 +165,11 @@ export interface Config {
   enableApiDocs: boolean;
   /** TRUST_PROXY: false, true, or the proxies' addresses/CIDRs: which X-Forwarded-For to believe for client addresses. */
   trustProxy: boolean | string[];
+  /**
+   * REQUEST_TIMEOUT_SECONDS: the longest a client may take to send a whole request, headers and body (0: no limit). A
+   * body trickled byte by byte otherwise holds its connection for ever (Fastify turns Node's own 300 s off).
+   */
+  requestTimeoutSeconds: number;
   /** Accepted for PostgreSQL deployments; ignored by SQLite. */
   dbPool: { size: number; maxOverflow: number; timeoutSeconds: number; recycleSeconds: number };
 
@@ -496,6 +501,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
 
     enableApiDocs: bool(env, 'ENABLE_API_DOCS', false),
     trustProxy: trustProxy(env),
+    requestTimeoutSeconds: int(env, 'REQUEST_TIMEOUT_SECONDS', 900, 0, 86_400),
     dbPool: {
       size: int(env, 'DB_POOL_SIZE', 10, 1),
       maxOverflow: int(env, 'DB_MAX_OVERFLOW', 20, 0),

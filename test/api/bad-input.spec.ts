@@ -134,3 +134,28 @@ describe('bad input', () => {
     expect(problems).toEqual([]);
   }, 120_000);
 });
+
+describe('a request body trickled byte by byte (REQUEST_TIMEOUT_SECONDS)', () => {
+  it('is cut when the whole request has not arrived in time: 408 request_timeout in the one shape, the connection closed', async () => {
+    const t = await startApp({ REQUEST_TIMEOUT_SECONDS: '1' });
+    try {
+      await t.app.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = t.app.server.address() as net.AddressInfo;
+      const started = Date.now();
+      const answer = await new Promise<string>((resolve, reject) => {
+        let received = '';
+        const socket = net.connect(port, '127.0.0.1', () => socket.write('POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"user'));
+        socket.setEncoding('utf8');
+        socket.on('data', (chunk: string) => (received += chunk));
+        socket.on('close', () => resolve(received));
+        socket.on('error', reject);
+      });
+      // Node checks its timeouts every 30 s: the cut comes within one check of the limit.
+      expect(Date.now() - started).toBeLessThan(40_000);
+      expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 408 Request Timeout');
+      expect(JSON.parse(answer.split('\r\n\r\n')[1])).toEqual({ error: { code: 'request_timeout', message: 'The request did not arrive in time' } });
+    } finally {
+      await t.close();
+    }
+  }, 60_000);
+});
