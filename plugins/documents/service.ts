@@ -51,6 +51,9 @@ class LimitExceeded extends Error {
 }
 
 const planLimit = (message: string) => new HttpError(403, 'plan_limit_exceeded', message);
+/** An upload over the plan's document count, or past its storage: checked before the bytes, as they arrive, and again before the row. */
+const documentsFull = (allowed: number) => planLimit(`The plan allows ${allowed} documents; delete some or upgrade`);
+const storageFull = () => planLimit('The plan’s total storage is used up; delete documents or upgrade');
 
 /** A file or page of a source that was not made a document: why, and what would lift it when a licence would. */
 interface SourceSkip {
@@ -215,7 +218,7 @@ export class DocumentsService {
   async upload(file: Readable, filename: string, uploadedBy: string, readerGroups: string[], complete: () => Promise<void> = async () => undefined): Promise<DocumentRow> {
     const limits = this.entitlement.limits();
     const usage = await this.usage();
-    if (usage.documents >= limits.documents) throw planLimit(`The plan allows ${limits.documents} documents; delete some or upgrade`);
+    if (usage.documents >= limits.documents) throw documentsFull(limits.documents);
 
     await mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
     const tmpFile = path.join(this.tmpDir, randomUUID());
@@ -226,7 +229,7 @@ export class DocumentsService {
       transform(chunk: Buffer, _encoding, done) {
         size += chunk.length;
         if (size > limits.file_size_bytes) return done(new LimitExceeded(payloadTooLarge(`Files may be at most ${limits.file_size_bytes} bytes on this plan`)));
-        if (size > storageLeft) return done(new LimitExceeded(planLimit('The plan’s total storage is used up; delete documents or upgrade')));
+        if (size > storageLeft) return done(new LimitExceeded(storageFull()));
         hash.update(chunk);
         done(null, chunk);
       },
@@ -241,8 +244,8 @@ export class DocumentsService {
       // together (five copies of one file sent at once were five documents).
       return await this.storing.run(async () => {
         const used = await this.usage();
-        if (used.documents >= limits.documents) throw planLimit(`The plan allows ${limits.documents} documents; delete some or upgrade`);
-        if (used.storage_bytes + size > limits.storage_bytes) throw planLimit('The plan’s total storage is used up; delete documents or upgrade');
+        if (used.documents >= limits.documents) throw documentsFull(limits.documents);
+        if (used.storage_bytes + size > limits.storage_bytes) throw storageFull();
         return this.store(tmpFile, filename, detected, size, sha256, uploadedBy, readerGroups);
       });
     } catch (error) {

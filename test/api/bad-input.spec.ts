@@ -21,6 +21,22 @@ function shapeProblem(res: LightMyRequestResponse): string | null {
   return typeof body?.error?.code === 'string' && typeof body.error.message === 'string' ? null : `not the error shape: ${res.body.slice(0, 120)}`;
 }
 
+/** Sends raw bytes to a listening app and reads the answer until the server closes the connection: status line, headers, JSON body. */
+async function raw(app: TestApp['app'], bytes: string): Promise<{ status: string; headers: Record<string, string>; body: unknown }> {
+  const { port } = app.server.address() as net.AddressInfo;
+  const answer = await new Promise<string>((resolve, reject) => {
+    let received = '';
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes));
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (received += chunk));
+    socket.on('close', () => resolve(received));
+    socket.on('error', reject);
+  });
+  const [head, body] = answer.split('\r\n\r\n');
+  const [status, ...lines] = head.split('\r\n');
+  return { status, headers: Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()])), body: JSON.parse(body) };
+}
+
 const signer = generateLicenseKeyPair();
 
 describe('bad input', () => {
@@ -63,27 +79,11 @@ describe('bad input', () => {
 
   it('what Node refuses before any route (headers over 16 KiB, a request that is not HTTP) is answered in the one shape, with the API headers, on a closed connection', async () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const { port } = t.app.server.address() as net.AddressInfo;
-    /** Sends raw bytes and reads until the server closes the connection. */
-    const raw = (bytes: string) =>
-      new Promise<string>((resolve, reject) => {
-        let answer = '';
-        const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes));
-        socket.setEncoding('utf8');
-        socket.on('data', (chunk: string) => (answer += chunk));
-        socket.on('close', () => resolve(answer));
-        socket.on('error', reject);
-      });
-    const parse = (answer: string) => {
-      const [head, body] = answer.split('\r\n\r\n');
-      const [status, ...lines] = head.split('\r\n');
-      return { status, headers: Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()])), body: JSON.parse(body) };
-    };
-    const long = parse(await raw(`GET /api/docs?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`));
+    const long = await raw(t.app, `GET /api/docs?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
     expect(long.status).toBe('HTTP/1.1 431 Request Header Fields Too Large');
     expect(long.body).toEqual({ error: { code: 'headers_too_large', message: expect.stringContaining('16 KiB') } });
     expect(long.headers).toMatchObject({ ...API_HEADERS, connection: 'close' });
-    const garbage = parse(await raw('GARBAGE\r\n\r\n'));
+    const garbage = await raw(t.app, 'GARBAGE\r\n\r\n');
     expect(garbage.status).toBe('HTTP/1.1 400 Bad Request');
     expect(garbage.body).toEqual({ error: { code: 'malformed_request', message: 'The request is not valid HTTP' } });
     expect(garbage.headers).toMatchObject(API_HEADERS);
@@ -140,20 +140,12 @@ describe('a request body trickled byte by byte (REQUEST_TIMEOUT_SECONDS)', () =>
     const t = await startApp({ REQUEST_TIMEOUT_SECONDS: '1' });
     try {
       await t.app.listen({ port: 0, host: '127.0.0.1' });
-      const { port } = t.app.server.address() as net.AddressInfo;
       const started = Date.now();
-      const answer = await new Promise<string>((resolve, reject) => {
-        let received = '';
-        const socket = net.connect(port, '127.0.0.1', () => socket.write('POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"user'));
-        socket.setEncoding('utf8');
-        socket.on('data', (chunk: string) => (received += chunk));
-        socket.on('close', () => resolve(received));
-        socket.on('error', reject);
-      });
+      const answer = await raw(t.app, 'POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"user');
       // Node checks its timeouts every 30 s: the cut comes within one check of the limit.
       expect(Date.now() - started).toBeLessThan(40_000);
-      expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 408 Request Timeout');
-      expect(JSON.parse(answer.split('\r\n\r\n')[1])).toEqual({ error: { code: 'request_timeout', message: 'The request did not arrive in time' } });
+      expect(answer.status).toBe('HTTP/1.1 408 Request Timeout');
+      expect(answer.body).toEqual({ error: { code: 'request_timeout', message: 'The request did not arrive in time' } });
     } finally {
       await t.close();
     }
