@@ -115,6 +115,11 @@ async function backupDatabase(databaseFile: string, to: string): Promise<void> {
 }
 
 const isModelManifest = (relative: string) => /^[^/]+\/(ACTIVE|[^/]+\/manifest\.json)$/.test(relative);
+/**
+ * An embedder adapted to the collection (`<model>-corpus-<hash>`, plugins/search-index/corpus-adaptation): made on this
+ * box from its documents, so no download brings it back, and small (about 6 MB). Its files always travel.
+ */
+const isAdaptedModelFile = (relative: string) => /^embeddings\/[^/]+-corpus-[0-9a-f]{8}\//.test(relative);
 
 /** Writes the archive to `file` (through file.partial, renamed at the end: a half-written archive never has the name). */
 export async function createBackup(config: Pick<Config, 'dataDir' | 'modelDir' | 'databaseFile' | 'jwtSecretKey' | 'mfaEncryptionKey'>, file: string, options: BackupOptions): Promise<BackupManifest> {
@@ -129,7 +134,7 @@ export async function createBackup(config: Pick<Config, 'dataDir' | 'modelDir' |
     const copies: Array<[string, string]> = [
       ...listFiles(path.join(config.dataDir, 'index')).map((f): [string, string] => [path.join(config.dataDir, 'index', f), path.join('data', 'index', f)]),
       ...listFiles(path.join(config.dataDir, 'documents'), (f) => !f.startsWith('.incoming')).map((f): [string, string] => [path.join(config.dataDir, 'documents', f), path.join('data', 'documents', f)]),
-      ...listFiles(config.modelDir, (f) => options.weights || isModelManifest(f)).map((f): [string, string] => [path.join(config.modelDir, f), path.join('models', f)]),
+      ...listFiles(config.modelDir, (f) => options.weights || isModelManifest(f) || isAdaptedModelFile(f)).map((f): [string, string] => [path.join(config.modelDir, f), path.join('models', f)]),
     ];
     for (const [from, to] of copies) await snapshotFile(from, path.join(staging, to));
     if (options.passphrase !== undefined) {

@@ -75,6 +75,11 @@ export class JobRunner {
     return true;
   }
 
+  /** Whether a job is queued or running. */
+  busy(): boolean {
+    return this.controllers.size > 0;
+  }
+
   /** Resolves when every job enqueued so far has finished. */
   idle(): Promise<void> {
     return this.tail;

@@ -52,7 +52,7 @@ async function main(): Promise<void> {
     queue.push({ id: request.id, texts: request.texts, order, next: 0, left: request.texts.length, vectors: null, query: request.priority === 'query', dropped: false });
     draining ??= drain(loadedEmbedder).finally(() => (draining = null));
   });
-  post({ type: 'ready', modelId: embedder.modelId, dimension: embedder.dimension, maxTokens: embedder.maxTokens, device: embedder.device, tokenTable: embedder.tokenTable });
+  post({ type: 'ready', modelId: embedder.modelId, dimension: embedder.dimension, maxTokens: embedder.maxTokens, device: embedder.device, tokenTable: embedder.tokenTable, lexicalDimensions: embedder.lexicalDimensions });
 }
 
 async function drain(embedder: Embedder): Promise<void> {

@@ -17,6 +17,12 @@ export interface Embedder {
    */
   readonly tokenTable: boolean;
   /**
+   * Of a token table adapted to the collection (plugins/search-index/corpus-adaptation), the leading dimensions that
+   * are the model's own rows; the rest say which words go together in this collection. Absent: all of them.
+   * Comparing one sentence or word with another (quoting, soft term matching) reads only these (lexicalView).
+   */
+  readonly lexicalDimensions?: number;
+  /**
    * Embeds texts; vectors are L2-normalised, so cosine similarity is a dot product. Callers pass what
    * they have: the embedder batches the texts (across calls) within its memory bounds (batching.ts).
    */

@@ -1,6 +1,7 @@
 // Public surface of native/embeddings: the rest of Hearth imports from here, never onnxruntime-node.
 // Where models live on disk (manifest, ACTIVE, checksums) is native/model-files' business.
 export type { EmbedOptions, Embedder } from './embedder.js';
+export { lexicalView } from './lexical-view.js';
 export { EMBED_RUN, EmbeddingDropped } from './batching.js';
 export type { EmbedDevice } from './onnx-embedder.js';
 export { embedderModelId, loadEmbedder as loadEmbedderOnThisThread } from './models.js';

@@ -8,6 +8,8 @@ import { MODEL2VEC_MAX_TOKENS } from '../model-files/index.js';
 
 /** The tensor Model2Vec writes its token table under. */
 const TABLE_TENSOR = 'embeddings';
+/** The safetensors metadata key of a table adapted to the collection: how many leading dimensions are the model's own. */
+export const LEXICAL_DIMENSIONS = 'hearth_lexical_dimensions';
 /** A text this many characters per token past the limit is cut at whitespace before tokenising. */
 const LONG_TEXT_CHARS_PER_TOKEN = 8;
 
@@ -29,6 +31,7 @@ export interface Model2VecOptions {
 export class Model2VecEmbedder implements Embedder {
   readonly device = 'cpu' as const;
   readonly tokenTable = true;
+  readonly lexicalDimensions?: number;
   readonly maxTokens: number;
   readonly modelId: string;
 
@@ -40,6 +43,8 @@ export class Model2VecEmbedder implements Embedder {
   ) {
     this.modelId = opts.modelId;
     this.maxTokens = opts.maxTokens ?? MODEL2VEC_MAX_TOKENS;
+    const lexical = Number(table.metadata[LEXICAL_DIMENSIONS]);
+    if (Number.isInteger(lexical) && lexical > 0 && lexical < table.dimension) this.lexicalDimensions = lexical;
   }
 
   static async create(opts: Model2VecOptions): Promise<Model2VecEmbedder> {

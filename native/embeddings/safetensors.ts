@@ -12,6 +12,8 @@ export interface TokenTable {
   dimension: number;
   dtype: TableDtype;
   data: Int8Array | Float32Array;
+  /** The file's __metadata__ (string values). */
+  metadata: Record<string, string>;
 }
 
 interface TensorEntry {
@@ -25,7 +27,7 @@ const BYTES: Record<TableDtype, number> = { I8: 1, F16: 2, F32: 4 };
 const MAX_HEADER_BYTES = 16 * 1024 * 1024;
 
 /** The JSON header and where the data section starts. */
-export function readSafetensorsHeader(file: Buffer): { tensors: Record<string, TensorEntry>; dataStart: number } {
+export function readSafetensorsHeader(file: Buffer): { tensors: Record<string, TensorEntry>; metadata: Record<string, string>; dataStart: number } {
   if (file.length < 8) throw new Error('not a safetensors file (shorter than its header length)');
   const headerBytes = Number(file.readBigUInt64LE(0));
   if (headerBytes > MAX_HEADER_BYTES || 8 + headerBytes > file.length) throw new Error(`not a safetensors file (header length ${headerBytes})`);
@@ -35,8 +37,8 @@ export function readSafetensorsHeader(file: Buffer): { tensors: Record<string, T
   } catch {
     throw new Error('not a safetensors file (its header is not JSON)');
   }
-  const { __metadata__: _metadata, ...tensors } = header;
-  return { tensors: tensors as Record<string, TensorEntry>, dataStart: 8 + headerBytes };
+  const { __metadata__: metadata, ...tensors } = header;
+  return { tensors: tensors as Record<string, TensorEntry>, metadata: (metadata ?? {}) as Record<string, string>, dataStart: 8 + headerBytes };
 }
 
 /** IEEE half to float (Node 20 has no Float16Array). */
@@ -61,7 +63,7 @@ function decode(bytes: Buffer, dtype: TableDtype): Int8Array | Float32Array {
 
 /** The 2-D tensor `name` of a safetensors file as a token table. */
 export function readTokenTable(file: Buffer, name: string): TokenTable {
-  const { tensors, dataStart } = readSafetensorsHeader(file);
+  const { tensors, metadata, dataStart } = readSafetensorsHeader(file);
   const entry = tensors[name];
   if (!entry) throw new Error(`no tensor "${name}" in the safetensors file (it has ${Object.keys(tensors).join(', ') || 'none'})`);
   const dtype = entry.dtype as TableDtype;
@@ -72,5 +74,5 @@ export function readTokenTable(file: Buffer, name: string): TokenTable {
   if (!(begin >= 0) || end - begin !== rows * dimension * BYTES[dtype] || dataStart + end > file.length) {
     throw new Error(`tensor "${name}" byte range [${begin}, ${end}) does not hold [${rows}, ${dimension}] ${dtype} inside the file`);
   }
-  return { rows, dimension, dtype, data: decode(file.subarray(dataStart + begin, dataStart + end), dtype) };
+  return { rows, dimension, dtype, data: decode(file.subarray(dataStart + begin, dataStart + end), dtype), metadata };
 }

@@ -18,7 +18,7 @@ export type ThreadRequest =
   | { type: 'close' };
 
 export type ThreadReply =
-  | { type: 'ready'; modelId: string; dimension: number; maxTokens: number; device: 'cpu' | 'cuda'; tokenTable: boolean }
+  | { type: 'ready'; modelId: string; dimension: number; maxTokens: number; device: 'cpu' | 'cuda'; tokenTable: boolean; lexicalDimensions?: number }
   | { type: 'failed'; message: string }
   | { type: 'log'; level: 'info' | 'warn'; message: string }
   /** One request's vectors, end to end in input order. */
@@ -62,6 +62,7 @@ export class WorkerEmbedder implements Embedder {
   readonly maxTokens: number;
   readonly device: 'cpu' | 'cuda';
   readonly tokenTable: boolean;
+  readonly lexicalDimensions?: number;
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
   private stopped: Error | null = null;
@@ -72,7 +73,7 @@ export class WorkerEmbedder implements Embedder {
     private readonly tokenizer: Tokenizer,
     ready: Ready,
   ) {
-    ({ modelId: this.modelId, dimension: this.dimension, maxTokens: this.maxTokens, device: this.device, tokenTable: this.tokenTable } = ready);
+    ({ modelId: this.modelId, dimension: this.dimension, maxTokens: this.maxTokens, device: this.device, tokenTable: this.tokenTable, lexicalDimensions: this.lexicalDimensions } = ready);
     this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
     worker.on('message', (reply: ThreadReply) => this.settle(reply));
     worker.on('error', (error) => this.stop(error));

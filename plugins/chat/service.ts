@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { LogPrivacy } from '../../core/logger.js';
 import type { SettingsStore } from '../../core/settings/store.js';
-import type { Embedder } from '../../native/embeddings/index.js';
+import { lexicalView, type Embedder } from '../../native/embeddings/index.js';
 import type { Generator } from '../../native/llm/index.js';
 import type { AnswerMode, ConversationsService, PastTurn, SourceView } from '../conversations/index.js';
 import { CHAT_FUSION_WEIGHTS, CHAT_KEYWORD_CONFIDENCE, type RetrievalService, type RetrievalSettings, type SearchFilters, type SearchMode, type SearchResult } from '../retrieval/index.js';
@@ -160,7 +160,8 @@ export class ChatService {
   }
 
   private embedTexts(): EmbedTexts {
-    return quoteEmbedder(this.deps.embedder(), this.quoteWords);
+    const embedder = this.deps.embedder();
+    return quoteEmbedder(embedder && lexicalView(embedder), this.quoteWords);
   }
 
   private async classify(query: string, generator: Generator | null, run: ChatRun): Promise<Classification> {

@@ -2,6 +2,7 @@ import fp from 'fastify-plugin';
 import { ChunkMetadataRepository } from './chunk-metadata-repository.js';
 import { DocumentKeywords } from './document-keywords.sqlite.js';
 import { ChunksRepository } from './chunks-repository.js';
+import { CorpusAdaptation } from './corpus-adaptation/index.js';
 import { EmbedderLifecycle, type DefaultEmbedderStatus } from './embedder-lifecycle.js';
 import { KeywordIndexMerger } from './keyword-index-merger.js';
 import { SqliteKeywordIndex } from './keyword-index.sqlite.js';
@@ -34,6 +35,8 @@ declare module 'fastify' {
   }
 }
 
+/** How often the collection is checked for an embedder adaptation when MODEL_WATCH_SECONDS is 0. */
+const ADAPT_CHECK_SECONDS = 60;
 /** How often the keyword index is checked for writes to merge. */
 const MERGE_CHECK_MS = 30_000;
 
@@ -51,6 +54,12 @@ export default fp(
     const { modelDir, embedDevice: device, defaultEmbedder, defaultEmbedderDimension, modelWatchSeconds } = app.config;
     const lifecycle = new EmbedderLifecycle(activeEmbedding, admin, { modelDir, device, defaultEmbedder, defaultEmbedderDimension, modelWatchSeconds, log: app.log });
     const keywordIndexMerger = new KeywordIndexMerger(new SqliteKeywordIndex(app.db));
+    const adaptation = new CorpusAdaptation(activeEmbedding, app.jobs, () => chunks.count(), () => lifecycle.syncActiveModel(), {
+      ...app.config.embedAdapt,
+      modelDir,
+      databaseFile: app.config.databaseFile,
+      log: app.log,
+    });
     app.decorate('activeEmbedding', activeEmbedding);
     app.decorate('indexStore', store);
     app.decorate('indexAdmin', admin);
@@ -63,16 +72,24 @@ export default fp(
 
     const merging = setInterval(() => keywordIndexMerger.compact().catch((err) => app.log.warn({ err }, 'merging the keyword index failed')), MERGE_CHECK_MS);
     merging.unref();
-    app.addHook('onReady', () => lifecycle.start());
+    let adapting: NodeJS.Timeout | undefined;
+    app.addHook('onReady', async () => {
+      await lifecycle.start();
+      const check = () => adaptation.check().catch((err) => app.log.warn({ err }, 'checking whether the embedder needs adapting to the collection failed'));
+      adapting = setInterval(check, (modelWatchSeconds || ADAPT_CHECK_SECONDS) * 1000);
+      adapting.unref();
+    });
     // After ingestion's hook (closed first: its jobs stopped), the one save of the vectors at shutdown.
     app.addHook('onClose', async () => {
       clearInterval(merging);
+      clearInterval(adapting);
+      await adaptation.stop();
       await keywordIndexMerger.stop();
       await lifecycle.stop();
       await store.flush();
       await activeEmbedding.embedder()?.close();
     });
-    await app.register(indexRoutes);
+    await app.register(indexRoutes, { adaptation });
   },
   { name: 'search-index', dependencies: ['hearth-guard', 'jobs', 'health', 'groups'] },
 );

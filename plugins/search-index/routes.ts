@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { conflict } from '../../core/errors.js';
 import { JobView } from '../jobs/index.js';
+import type { CorpusAdaptation } from './corpus-adaptation/index.js';
 
 const IndexStatsView = Type.Object({
   chunks: Type.Integer({ description: 'Chunks of the documents the caller\'s groups may read' }),
@@ -13,9 +14,16 @@ const IndexStatsView = Type.Object({
   database_bytes: Type.Integer({ description: 'The database file on disk (all documents)' }),
   vectors_bytes: Type.Integer({ description: 'The vector index on disk (all documents)' }),
   last_rebuild_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  corpus_adaptation: Type.Object(
+    {
+      state: Type.Union([Type.Literal('off'), Type.Literal('waiting'), Type.Literal('adapting'), Type.Literal('in_force'), Type.Literal('failed')]),
+      detail: Type.String(),
+    },
+    { description: 'The static embedder adapted to the collection (EMBED_ADAPT): off, waiting (too few chunks, not checked yet), adapting, in_force, failed' },
+  ),
 });
 
-export const indexRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export const indexRoutes: FastifyPluginAsyncTypebox<{ adaptation: CorpusAdaptation }> = async (app, { adaptation }) => {
   app.get('/api/index/stats', {
     config: { access: { role: 'viewer' } },
     schema: {
@@ -24,7 +32,7 @@ export const indexRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['index'],
       response: { 200: IndexStatsView },
     },
-  }, async (request) => app.indexAdmin.stats(await app.groups.callerGroups(request)));
+  }, async (request) => ({ ...(await app.indexAdmin.stats(await app.groups.callerGroups(request))), corpus_adaptation: adaptation.current() }));
 
   app.post('/api/index/rebuild', {
     config: { access: { role: 'editor' } },

@@ -17,7 +17,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { STOPWORDS } from '../../core/text/words.js';
-import { type Embedder, loadEmbedderOnThisThread } from '../../native/embeddings/index.js';
+import { type Embedder, loadEmbedderOnThisThread, SHIPPED_EMBEDDER } from '../../native/embeddings/index.js';
+import { listInstalledModels } from '../../native/model-files/index.js';
 import { listFolder } from './corpus.js';
 import { type EvalQuestion, readQuestions, rightDocuments } from './questions.js';
 import { scoreRanking, summaryRow, SUMMARY_HEADER, table } from './metrics.js';
@@ -127,7 +128,8 @@ export async function referenceRankings(corpusDir: string, questions: EvalQuesti
     return `${question} ${added.join(' ')}`;
   }
 
-  const embedder = modelDir ? await loadEmbedderOnThisThread({ modelDir, device: 'cpu' }) : null;
+  // The issue's reference embeds with potion-base-4M itself: the shipped model, not a copy adapted to the collection.
+  const embedder = modelDir ? await loadEmbedderOnThisThread({ modelDir, device: 'cpu', id: await referenceModelId(modelDir) }) : null;
   const nearest = embedder ? await vectorSearch(embedder, chunks) : null;
 
   type Pipeline = (question: EvalQuestion) => Promise<string[]>;
@@ -204,3 +206,9 @@ async function main(): Promise<void> {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();
+
+/** The shipped embedder when MODEL_DIR holds it, else the active model. */
+async function referenceModelId(modelDir: string): Promise<string | undefined> {
+  const { models } = await listInstalledModels(modelDir, 'embedding');
+  return models.some((m) => m.id === SHIPPED_EMBEDDER.id) ? SHIPPED_EMBEDDER.id : undefined;
+}

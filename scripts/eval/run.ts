@@ -100,6 +100,24 @@ async function prepareBox(client: Client, service: Service, privateKeyPem: strin
   }, 30 * 60_000);
 }
 
+/**
+ * Waits for the embedder's adaptation to the collection (EMBED_ADAPT) and the vector index's rebuild after it, so
+ * that the questions meet the index a box settles into; a collection under EMBED_ADAPT_MIN_CHUNKS or EMBED_ADAPT=off
+ * goes on at once.
+ */
+async function adapted(client: Client, service: Service): Promise<void> {
+  const started = Date.now();
+  type Stats = { model_id: string | null; stale_chunks: number; corpus_adaptation: { state: string; detail: string } };
+  const settled = await until('the embedder adapted to the collection', service, async () => {
+    const stats = await client.json<Stats>('GET', '/api/index/stats');
+    const { state, detail } = stats.corpus_adaptation;
+    if (state === 'off' || state === 'failed' || (state === 'waiting' && detail.includes('EMBED_ADAPT_MIN_CHUNKS'))) return stats;
+    const adaptedId = detail.split(',')[0];
+    return state === 'in_force' && stats.model_id?.startsWith(`${adaptedId}@`) && stats.stale_chunks === 0 ? stats : undefined;
+  }, 60 * 60_000);
+  console.log(`embedder: ${settled.model_id} (adaptation ${settled.corpus_adaptation.state}: ${settled.corpus_adaptation.detail}; ${Math.round((Date.now() - started) / 1000)} s)`);
+}
+
 /** Scans the corpus folder through a connector and waits for the scan job; returns document id → corpus id. */
 async function indexCorpus(client: Client, service: Service, corpusDir: string, include: string[]): Promise<Map<string, string>> {
   const { connectors } = await client.json<{ connectors: Array<{ id: string; name: string }> }>('GET', '/api/connectors');
@@ -222,6 +240,7 @@ async function main(): Promise<void> {
     await prepareBox(client, service, signer.privateKeyPem);
     const docIds = await indexCorpus(client, service, realCorpus, include);
     console.log(`indexed: ${docIds.size} documents`);
+    await adapted(client, service);
     const answered = await ask(client, usable, docIds, run);
     console.log(report(answered, run));
     if (run.out) await writeFile(run.out, JSON.stringify(answered, null, 1));

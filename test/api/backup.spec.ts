@@ -9,6 +9,8 @@ import { prose } from '../fixtures/documents.js';
 import { multipartBody } from '../fixtures/multipart.js';
 import { cleanupServices, ensureBuilt, exitWithin, listening, ROOT, type Service, startService, tempDir, waitFor } from '../fixtures/service-process.js';
 import { installTinyEmbeddingModel } from '../fixtures/tiny-embedding-model.js';
+import { installShippedEmbedder, SHIPPED_EMBEDDER } from '../../native/embeddings/index.js';
+import { buildAdaptedModel } from '../../plugins/search-index/corpus-adaptation/build.js';
 
 /**
  * Backup and restore with real processes: the service ingests, `hearth backup` runs while a document is
@@ -31,9 +33,9 @@ interface Running {
   token: string;
 }
 
-function hearth(args: string[], dataDir: string, input?: string) {
+function hearth(args: string[], dataDir: string, input?: string, models = modelDir) {
   const result = spawnSync(process.execPath, [CLI, ...args], {
-    env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', DATA_DIR: dataDir, MODEL_DIR: modelDir, HEARTH_CREDENTIALS_SOURCE: path.join(work, 'no-credentials') },
+    env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', DATA_DIR: dataDir, MODEL_DIR: models, HEARTH_CREDENTIALS_SOURCE: path.join(work, 'no-credentials') },
     input,
     encoding: 'utf8',
     timeout: 120_000,
@@ -197,5 +199,27 @@ describe('hearth backup / restore', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('is not empty');
     expect(listing(occupied)).toEqual(['keep.txt']);
+  }, 120_000);
+
+  it('an embedder adapted to the collection travels with its weights (nothing could download it again); other weights only with --with-weights', async () => {
+    // The original's collection, the shipped model adapted to it, in a MODEL_DIR of their own.
+    const models = path.join(work, 'adapted-models');
+    await installShippedEmbedder({ modelDir: models });
+    const { manifest } = await buildAdaptedModel({ databaseFile: path.join(work, 'original', 'hearth.db'), modelDir: models, baseId: SHIPPED_EMBEDDER.id });
+    const file = path.join(work, 'adapted.tar.gz');
+    const backup = hearth(['backup', file], path.join(work, 'original'), undefined, models);
+    expect(backup.code, backup.stderr).toBe(0);
+    const entries: string[] = [];
+    await tar.t({ file, onReadEntry: (entry) => entries.push(entry.path) });
+    expect(entries).toContain(`models/embeddings/${manifest.id}/model.safetensors`);
+    expect(entries).toContain(`models/embeddings/${SHIPPED_EMBEDDER.id}/manifest.json`);
+    expect(entries).not.toContain(`models/embeddings/${SHIPPED_EMBEDDER.id}/model.safetensors`);
+
+    const restoredModels = path.join(work, 'restored-models');
+    const restored = hearth(['restore', file], path.join(work, 'restored-adapted'), undefined, restoredModels);
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(existsSync(path.join(restoredModels, 'embeddings', manifest.id, 'model.safetensors'))).toBe(true);
+    expect(restored.stdout).toContain(`model embeddings/${SHIPPED_EMBEDDER.id}: manifest restored, weights missing`);
+    expect(restored.stdout).not.toContain(`model embeddings/${manifest.id}:`);
   }, 120_000);
 });

@@ -4,4 +4,4 @@ import { installDefaultModel, type InstallDefaultOptions } from './build.js';
 
 const options = workerData as Omit<InstallDefaultOptions, 'progress'>;
 const manifest = await installDefaultModel({ ...options, progress: (message) => parentPort!.postMessage({ type: 'progress', message }) });
-parentPort!.postMessage({ type: 'done', manifest });
+parentPort!.postMessage({ type: 'done', result: manifest });

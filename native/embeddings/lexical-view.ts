@@ -1,0 +1,37 @@
+import type { Embedder } from './embedder.js';
+
+const views = new WeakMap<Embedder, Embedder>();
+
+/**
+ * The embedder as quoting and soft term matching use it: for a table adapted to the collection, its vectors cut to
+ * the model's own dimensions (Embedder.lexicalDimensions) and normalised again, under a model id of their own (their
+ * word caches key on it); any other embedder as it is. The corpus part finds documents of the right topic; which of
+ * a document's sentences answers, or which word means another, is the model's own rows' to say (measured: quoting
+ * with the corpus part found the answer's sentence less often, docs/retrieval-quality.md, session 28).
+ */
+export function lexicalView(embedder: Embedder): Embedder {
+  const keep = embedder.lexicalDimensions;
+  if (!keep || keep >= embedder.dimension) return embedder;
+  let view = views.get(embedder);
+  if (!view) {
+    view = {
+      modelId: `${embedder.modelId}#lexical`,
+      dimension: keep,
+      maxTokens: embedder.maxTokens,
+      device: embedder.device,
+      tokenTable: embedder.tokenTable,
+      countTokens: (text) => embedder.countTokens(text),
+      close: async () => {},
+      embed: async (texts, options) => (await embedder.embed(texts, options)).map((vector) => normalised(vector.subarray(0, keep))),
+    };
+    views.set(embedder, view);
+  }
+  return view;
+}
+
+function normalised(vector: Float32Array): Float32Array {
+  let sum = 0;
+  for (const x of vector) sum += x * x;
+  const norm = Math.sqrt(sum) || 1;
+  return Float32Array.from(vector, (x) => x / norm);
+}

@@ -1,0 +1,143 @@
+/**
+ * The shipped static embedder adapted to the box's own collection (EMBED_ADAPT, issue 16 item 5): below
+ * EMBED_ADAPT_MIN_CHUNKS nothing happens; past it an `index.adapt` job builds the adapted table in a worker thread,
+ * installs it in MODEL_DIR, makes it active, and the vector index is rebuilt onto it; the same collection gives the
+ * same model; EMBED_ADAPT=off leaves the model alone. The real shipped model, the real service and jobs.
+ */
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../core/config.js';
+import { installShippedEmbedder, lexicalView, loadEmbedder, SHIPPED_EMBEDDER } from '../../native/embeddings/index.js';
+import { modelFolder, readActiveModelId, readManifest } from '../../native/model-files/index.js';
+import { buildAdaptedModel } from '../../plugins/search-index/corpus-adaptation/build.js';
+import { mulberry32 } from '../../plugins/search-index/default-embedder/linalg.js';
+import { scratchFolders } from '../fixtures/scratch-folders.js';
+import { uploadTexts } from '../fixtures/upload-texts.js';
+import { startApp, type TestApp } from '../helpers.js';
+
+const tmp = scratchFolders('hearth-adapt-');
+
+/** Plain words a tokenizer keeps whole, so that each is one frequent token. */
+const WORDS = (
+  'river mountain forest engine valve pressure pump filter cable signal router switch battery charger screen keyboard ' +
+  'printer paper ink toner kettle boiler radiator pipe drain faucet garden tomato seed soil compost fence gate lock key ' +
+  'door window glass frame roof tile brick cement ladder hammer nail screw drill saw timber plank paint brush roller ' +
+  'bottle cork barrel grape harvest cellar oven bread flour yeast butter sugar salt pepper onion garlic carrot potato ' +
+  'bridge tunnel railway station ticket platform carriage engineer driver passenger luggage harbour vessel anchor sail ' +
+  'captain crew island beach wave tide storm thunder lightning cloud rain snow frost winter summer autumn spring ' +
+  'meadow sheep cattle farmer tractor plough barn hay wheat barley orchard apple pear cherry honey bee hive wax candle ' +
+  'lamp bulb wire fuse socket plug meter voltage current circuit sensor motor gear shaft wheel brake clutch piston ' +
+  'cylinder exhaust fuel tank hose nozzle spray paint canvas easel sketch pencil eraser ruler compass map atlas globe ' +
+  'planet comet orbit rocket launch satellite antenna dish radio speaker microphone guitar violin piano drum trumpet'
+).split(' ');
+
+/** `paragraphs` paragraphs of seeded random words: a document of its own vocabulary, the same every run. */
+function document(seed: number, paragraphs: number): string {
+  const random = mulberry32(seed);
+  const out: string[] = [];
+  for (let p = 0; p < paragraphs; p++) {
+    const words = Array.from({ length: 120 }, () => WORDS[Math.floor(random() * WORDS.length)]);
+    out.push(`${words.join(' ')}.`);
+  }
+  return out.join('\n\n');
+}
+
+const documents = (from: number, count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`doc-${from + i}.txt`, document(from + i + 1, 6)]));
+
+describe('the embedder adapted to the collection', () => {
+  let t: TestApp;
+  afterAll(() => t?.close());
+
+  it('EMBED_ADAPT is on by default, EMBED_ADAPT_MIN_CHUNKS 2,000; bad values are refused at start', () => {
+    const secrets = { JWT_SECRET_KEY: 'x'.repeat(40), MFA_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'), DATA_DIR: '/tmp' };
+    expect(loadConfig(secrets).embedAdapt).toEqual({ enabled: true, minChunks: 2000 });
+    expect(loadConfig({ ...secrets, EMBED_ADAPT: 'off', EMBED_ADAPT_MIN_CHUNKS: '500' }).embedAdapt).toEqual({ enabled: false, minChunks: 500 });
+    expect(() => loadConfig({ ...secrets, EMBED_ADAPT: 'sometimes' })).toThrow(/EMBED_ADAPT/);
+    expect(() => loadConfig({ ...secrets, EMBED_ADAPT_MIN_CHUNKS: '5' })).toThrow(/EMBED_ADAPT_MIN_CHUNKS/);
+  });
+
+  it('waits below EMBED_ADAPT_MIN_CHUNKS, then adapts the shipped model, installs it and rebuilds the index onto it', async () => {
+    t = await startApp({ HEARTH_DEFAULT_EMBEDDER: 'shipped', EMBED_ADAPT_MIN_CHUNKS: '100', MODEL_WATCH_SECONDS: '1' });
+    const editor = (await t.userWithRole('editor')).access;
+    await uploadTexts(t, editor, documents(0, 3));
+    const stats = async () => (await t.request({ method: 'GET', url: '/api/index/stats', token: editor })).json();
+    const until = async (what: string, done: (s: any) => boolean) => {
+      for (let i = 0; i < 600; i++) {
+        const s = await stats();
+        if (done(s)) return s;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error(`timed out waiting for ${what}: ${JSON.stringify(await stats())}`);
+    };
+    const waiting = await until('the first check', (s) => s.corpus_adaptation.detail !== 'not checked yet');
+    expect(waiting.corpus_adaptation).toEqual({ state: 'waiting', detail: expect.stringMatching(/^\d+ chunks: the embedder is adapted to the collection from 100 \(EMBED_ADAPT_MIN_CHUNKS\)$/) });
+    expect(waiting.model_id).toMatch(/^potion-base-4M-int8@/);
+
+    await uploadTexts(t, editor, documents(3, 40));
+    const settled = await until('the adapted model in force', (s) => s.corpus_adaptation.state === 'in_force' && /-corpus-/.test(s.model_id ?? '') && s.stale_chunks === 0);
+    expect(settled.chunks).toBeGreaterThanOrEqual(100);
+    expect(settled.dimension).toBe(128 + 64);
+    const adaptedId = settled.model_id.split('@')[0];
+    expect(adaptedId).toMatch(/^potion-base-4M-int8-corpus-[0-9a-f]{8}$/);
+    expect(settled.corpus_adaptation.detail).toMatch(new RegExp(`^${adaptedId}, adapted to ${settled.chunks} chunks`));
+
+    const modelDir = path.join(t.dataDir, 'models');
+    expect(await readActiveModelId(modelDir, 'embedding')).toBe(adaptedId);
+    const manifest = await readManifest(modelFolder(modelDir, 'embedding', adaptedId), 'embedding');
+    expect(manifest).toMatchObject({ format: 'model2vec', dimension: 192, source: 'corpus:potion-base-4M-int8', method: expect.stringMatching(/^corpus adaptation of potion-base-4M-int8: .* over \d+ chunks$/) });
+    await t.app.jobs.idle(); // the rebuild puts the new index in force before its last step
+    const jobs = (await t.request({ method: 'GET', url: '/api/jobs?limit=100', token: editor })).json().jobs as Array<{ type: string; state: string; result?: Record<string, number> }>;
+    const adapt = jobs.filter((job) => job.type === 'index.adapt');
+    expect(adapt).toHaveLength(1);
+    expect(adapt[0]).toMatchObject({ state: 'succeeded', result: { model: adaptedId, chunks: settled.chunks } });
+    expect(adapt[0].result!.adapted_tokens).toBeGreaterThan(128);
+    expect(jobs.some((job) => job.type === 'index.rebuild' && job.state === 'succeeded')).toBe(true);
+
+    // Search runs on the adapted model; the base model stays installed for the next adaptation.
+    const res = await t.request({ method: 'POST', url: '/api/search', token: editor, payload: { query: 'boiler radiator pipe', mode: 'hybrid', k: 3 } });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().retrieval_settings).toMatchObject({ mode_used: 'hybrid', model_id: settled.model_id });
+    expect(await readManifest(modelFolder(modelDir, 'embedding', SHIPPED_EMBEDDER.id), 'embedding')).toMatchObject({ source: 'shipped:potion-base-4M-int8' });
+
+    // Nothing changed enough: no second adaptation.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const again = (await t.request({ method: 'GET', url: '/api/jobs?limit=100', token: editor })).json().jobs as Array<{ type: string }>;
+    expect(again.filter((job) => job.type === 'index.adapt')).toHaveLength(1);
+
+    // The same collection gives the same model, byte for byte: built again elsewhere, it has the same id.
+    const elsewhere = await tmp();
+    await installShippedEmbedder({ modelDir: elsewhere });
+    const rebuilt = await buildAdaptedModel({ databaseFile: path.join(t.dataDir, 'hearth.db'), modelDir: elsewhere, baseId: SHIPPED_EMBEDDER.id });
+    expect(rebuilt.manifest.id).toBe(adaptedId);
+    expect(rebuilt.manifest.sha256).toEqual(manifest.sha256);
+
+    // Quoting and soft term matching compare with the model's own 128 dimensions.
+    const embedder = (await loadEmbedder({ modelDir, device: 'cpu', id: adaptedId }))!;
+    expect(embedder.lexicalDimensions).toBe(128);
+    const view = lexicalView(embedder);
+    expect(view.dimension).toBe(128);
+    const [full] = await embedder.embed(['boiler radiator']);
+    const [lexical] = await view.embed(['boiler radiator']);
+    const norm = Math.hypot(...full.subarray(0, 128));
+    expect(Array.from(lexical).map((x) => x.toFixed(5))).toEqual(Array.from(full.subarray(0, 128)).map((x) => (x / norm).toFixed(5)));
+    await embedder.close();
+  });
+
+  it('EMBED_ADAPT=off: the model in force stays as it is', async () => {
+    const off = await startApp({ HEARTH_DEFAULT_EMBEDDER: 'shipped', EMBED_ADAPT: 'off', EMBED_ADAPT_MIN_CHUNKS: '100', MODEL_WATCH_SECONDS: '1' });
+    try {
+      const editor = (await off.userWithRole('editor')).access;
+      await uploadTexts(off, editor, documents(0, 30));
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      await off.app.jobs.idle();
+      const stats = (await off.request({ method: 'GET', url: '/api/index/stats', token: editor })).json();
+      expect(stats.chunks).toBeGreaterThanOrEqual(100);
+      expect(stats.corpus_adaptation).toEqual({ state: 'off', detail: 'EMBED_ADAPT=off' });
+      expect(stats.model_id).toMatch(/^potion-base-4M-int8@/);
+      const jobs = (await off.request({ method: 'GET', url: '/api/jobs?limit=100', token: editor })).json().jobs as Array<{ type: string }>;
+      expect(jobs.some((job) => job.type === 'index.adapt')).toBe(false);
+    } finally {
+      await off.close();
+    }
+  });
+});
