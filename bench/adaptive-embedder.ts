@@ -29,7 +29,7 @@ const MB = 1024 * 1024;
 const peakRss = () => peakRssMiB(process.pid) ?? 0;
 
 /** Paragraph-packed chunks of about `size` characters. */
-function chunksOf(text: string, size = 1000): string[] {
+export function chunksOf(text: string, size = 1000): string[] {
   const out: string[] = [];
   let current = '';
   for (const paragraph of text.split(/\n\s*\n/)) {
@@ -47,6 +47,16 @@ function chunksOf(text: string, size = 1000): string[] {
   return out;
 }
 
+/** The text's words in a seeded random order (Fisher-Yates): the same vocabulary, pairs that real text never makes. */
+export function shuffledWords(text: string, random: () => number): string {
+  const words = text.split(/\s+/);
+  for (let j = words.length - 1; j > 0; j--) {
+    const k = Math.floor(random() * (j + 1));
+    [words[j], words[k]] = [words[k], words[j]];
+  }
+  return words.join(' ');
+}
+
 async function child(source: string, n: number, weight: number): Promise<void> {
   const base: string[] = [];
   for (const doc of await listCorpus(path.join(ROOT, 'node_modules'))) base.push(...chunksOf(await readFile(doc.file, 'utf8')));
@@ -54,14 +64,7 @@ async function child(source: string, n: number, weight: number): Promise<void> {
   const chunks: string[] = [];
   for (let i = 0; i < n; i++) {
     const text = base[i % base.length];
-    if (source === 'shuffled' && i >= base.length) {
-      const words = text.split(/\s+/);
-      for (let j = words.length - 1; j > 0; j--) {
-        const k = Math.floor(random() * (j + 1));
-        [words[j], words[k]] = [words[k], words[j]];
-      }
-      chunks.push(words.join(' '));
-    } else chunks.push(text);
+    chunks.push(source === 'shuffled' && i >= base.length ? shuffledWords(text, random) : text);
   }
   const loadedPeak = peakRss();
   let t = performance.now();
@@ -105,4 +108,5 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+// Run, not imported (bench/corpus-adaptation.ts borrows chunksOf).
+if (process.argv[1] && path.resolve(process.argv[1]) === path.join(ROOT, 'bench', 'adaptive-embedder.ts')) await main();

@@ -19,7 +19,7 @@ export interface Embedder {
   /**
    * Of a token table adapted to the collection (plugins/search-index/corpus-adaptation), the leading dimensions that
    * are the model's own rows; the rest say which words go together in this collection. Absent: all of them.
-   * Comparing one sentence or word with another (quoting, soft term matching) reads only these (lexicalView).
+   * Quoting, which compares a passage's sentences with the question, reads only these (lexicalView).
    */
   readonly lexicalDimensions?: number;
   /**

@@ -3,11 +3,11 @@ import type { Embedder } from './embedder.js';
 const views = new WeakMap<Embedder, Embedder>();
 
 /**
- * The embedder as quoting and soft term matching use it: for a table adapted to the collection, its vectors cut to
- * the model's own dimensions (Embedder.lexicalDimensions) and normalised again, under a model id of their own (their
- * word caches key on it); any other embedder as it is. The corpus part finds documents of the right topic; which of
- * a document's sentences answers, or which word means another, is the model's own rows' to say (measured: quoting
- * with the corpus part found the answer's sentence less often, docs/retrieval-quality.md, session 28).
+ * The embedder as quoting uses it: for a table adapted to the collection, its vectors cut to the model's own
+ * dimensions (Embedder.lexicalDimensions) and normalised again, under a model id of their own (word caches key on
+ * it); any other embedder as it is. The corpus part finds passages of the right topic (search and soft term matching
+ * keep it); which of a passage's sentences answers is the model's own rows' to say (measured: quoting with the corpus
+ * part picked the answer's sentence less often, docs/retrieval-quality.md, session 28).
  */
 export function lexicalView(embedder: Embedder): Embedder {
   const keep = embedder.lexicalDimensions;

@@ -1,7 +1,7 @@
 import { conflict } from '../../core/errors.js';
 import { BoundedMap } from '../../core/bounded-map.js';
 import { decodeWordIds } from '../../core/db/chunk-words.js';
-import { lexicalView, type Embedder } from '../../native/embeddings/index.js';
+import type { Embedder } from '../../native/embeddings/index.js';
 import type { VectorIndex } from '../../native/vector-index/index.js';
 import { searchVectors } from '../search-index/index.js';
 import { DEFAULT_FUSION, NEAR_DUPLICATE_JACCARD, SOFT_PASSAGES, capPerDocument, dropNearDuplicates, fuse, passageScore, passagesInPlace, textSignature, withDocumentRanking, keywordConfident, withKeywordConfidence, withSoftMatch, withSoftPassages, type DocumentPlace, type FusionMethod, type FusionSettings, type Scored, type TextSignature } from './fusion.js';
@@ -218,7 +218,7 @@ export class RetrievalService {
     const documentOf = (item: Scored) => hits.get(item.rowid)!.document_id;
     // Soft term matching weighs a document by all its chunks, so (as the whole-document ranking) not under a metadata filter.
     const softBudget = request.softMatchChunks ?? this.softMatch.chunks;
-    const softly = modeUsed === 'hybrid' && fusion.weights.soft > 0 && softBudget > 0 && frequencies.length > 0 && !scope.metadata?.length && vectors?.embedder.tokenTable ? lexicalView(vectors.embedder) : null;
+    const softly = modeUsed === 'hybrid' && fusion.weights.soft > 0 && softBudget > 0 && frequencies.length > 0 && !scope.metadata?.length && vectors?.embedder.tokenTable ? vectors.embedder : null;
     const soft = softly ? await this.withSoftMatch(withDocumentPlaces, frequencies, softly, documentOf, fusion, softBudget, indexed) : null;
     // Its best chunks the reader may read, best first: a document's passage may be one no list found.
     const softPassages = soft ? await this.softPassages(soft.passages, hydrate, hits) : [];

@@ -1,0 +1,93 @@
+/**
+ * The embedder adapted to the collection (EMBED_ADAPT, plugins/search-index/corpus-adaptation): time, CPU and peak
+ * RSS of the product's own build (`buildAdaptedModel`: every chunk read from SQLite, tokenised, counted, PPMI, SVD,
+ * the table written and installed in a MODEL_DIR) at N chunks.
+ *
+ * Chunks: the markdown of the eval corpus rule (every *.md under node_modules, 1-300 KB), paragraph-packed to about
+ * 1,000 characters (bench/adaptive-embedder.ts's chunksOf), cycled up to N into a SQLite `chunks` table:
+ *   repeat    the real chunks again and again;
+ *   shuffled  each copy after the first with its words shuffled within the chunk (seeded): the distinct pairs grow
+ *             as a larger collection's would (an upper bound).
+ * The database is written by one child process; another builds (so its peak RSS is the build's, plus tsx's
+ * loader); a third only loads the shipped table and tokenizer: the baseline the build's peak is read against.
+ *
+ * `npx tsx bench/corpus-adaptation.ts` (HEARTH_BENCH_CHUNKS=100000, HEARTH_BENCH_SOURCES=repeat,shuffled). Linux only (/proc).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { installShippedEmbedder, SHIPPED_EMBEDDER } from '../native/embeddings/index.js';
+import { readTokenizer } from '../native/embeddings/onnx-embedder.js';
+import { readTokenTable } from '../native/embeddings/safetensors.js';
+import { buildAdaptedModel } from '../plugins/search-index/corpus-adaptation/build.js';
+import { mulberry32 } from '../plugins/search-index/default-embedder/linalg.js';
+import { listCorpus } from '../scripts/eval/corpus.js';
+import { chunksOf, shuffledWords } from './adaptive-embedder.js';
+import { peakRssMiB, ROOT } from './harness.js';
+
+const peakRss = () => Math.round(peakRssMiB(process.pid) ?? 0);
+
+async function writeDatabase(file: string, source: string, n: number): Promise<void> {
+  const base: string[] = [];
+  for (const doc of await listCorpus(path.join(ROOT, 'node_modules'))) base.push(...chunksOf(readFileSync(doc.file, 'utf8')));
+  const random = mulberry32(20261130);
+  const db = new Database(file);
+  db.exec('CREATE TABLE chunks (rowid INTEGER PRIMARY KEY, text TEXT NOT NULL)');
+  const insert = db.prepare('INSERT INTO chunks (text) VALUES (?)');
+  db.transaction(() => {
+    for (let i = 0; i < n; i++) {
+      const text = base[i % base.length];
+      insert.run(source === 'shuffled' && i >= base.length ? shuffledWords(text, random) : text);
+    }
+  })();
+  db.close();
+  console.log(JSON.stringify({ distinctBaseChunks: base.length }));
+}
+
+async function build(file: string, modelDir: string): Promise<void> {
+  await installShippedEmbedder({ modelDir, activate: false });
+  const started = peakRss();
+  const cpu0 = process.cpuUsage();
+  const steps: Array<[string, number]> = [];
+  const t0 = performance.now();
+  const result = await buildAdaptedModel({ databaseFile: file, modelDir, baseId: SHIPPED_EMBEDDER.id }, (step) => {
+    if (!step.startsWith('co-occurrence:') || step.includes(' of ')) steps.push([step, Math.round((performance.now() - t0) / 100) / 10]);
+  });
+  const cpu = process.cpuUsage(cpu0);
+  console.log(JSON.stringify({ chunks: result.chunks, contentTokens: result.tokens, adaptedTokens: result.corpusRows, seconds: +result.seconds.toFixed(1), cpuSeconds: +((cpu.user + cpu.system) / 1e6).toFixed(1), peakRssMB: { beforeBuild: started, end: peakRss() }, firstAndLastSteps: [steps[0], steps.at(-1)] }));
+}
+
+async function baseline(modelDir: string): Promise<void> {
+  await installShippedEmbedder({ modelDir, activate: false });
+  const folder = path.join(modelDir, 'embeddings', SHIPPED_EMBEDDER.id);
+  await readTokenizer(path.join(folder, 'tokenizer.json'));
+  readTokenTable(readFileSync(path.join(folder, 'model.safetensors')), 'embeddings');
+  console.log(JSON.stringify({ baselinePeakRssMB: peakRss() }));
+}
+
+async function main(): Promise<void> {
+  const n = Number(process.env.HEARTH_BENCH_CHUNKS ?? 100_000);
+  const [flag, a, b] = process.argv.slice(2);
+  if (flag === '--write') return writeDatabase(a, b, n);
+  if (flag === '--build') return build(a, b);
+  if (flag === '--baseline') return baseline(a);
+  const self = path.join(ROOT, 'bench', 'corpus-adaptation.ts');
+  const run = (args: string[]) => spawnSync('npx', ['tsx', self, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, HEARTH_BENCH_CHUNKS: String(n) } }).stdout.trim();
+  const work = mkdtempSync(path.join(os.tmpdir(), 'hearth-adapt-bench-'));
+  try {
+    console.log(run(['--baseline', path.join(work, 'models-baseline')]));
+    for (const source of (process.env.HEARTH_BENCH_SOURCES ?? 'repeat,shuffled').split(',')) {
+      const file = path.join(work, `${source}.db`);
+      console.log(`${source}: ${run(['--write', file, source])}`);
+      console.log(`uptime before: ${execFileSync('uptime', { encoding: 'utf8' }).trim()}`);
+      console.log(`${source}: ${run(['--build', file, path.join(work, `models-${source}`)])}`);
+      console.log(`uptime after: ${execFileSync('uptime', { encoding: 'utf8' }).trim()}`);
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+await main();
