@@ -24,9 +24,9 @@ function chunks(seed: number): number[][] {
 
 const every = new Uint8Array(ROWS).fill(1);
 const streamOf = (list: number[][]) => {
-  const stream = new TokenStream();
+  const stream = new TokenStream(ROWS);
   for (const ids of list) stream.addChunk(ids, every);
-  return stream.view();
+  return stream;
 };
 const row = (table: { dimension: number; data: ArrayLike<number> }, id: number) => Array.from({ length: table.dimension }, (_, h) => table.data[id * table.dimension + h]);
 const cosine = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i], 0) / (Math.hypot(...a) * Math.hypot(...b));

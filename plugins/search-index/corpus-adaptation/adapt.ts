@@ -30,10 +30,15 @@ export interface AdaptSettings {
 /** Chosen on the dev halves of both evaluation sets (docs/retrieval-quality.md, session 28). */
 export const ADAPT_SETTINGS: AdaptSettings = { window: 10, minCount: 10, rank: 64, weight: 1, contextsPerToken: 300 };
 
-/** Cells of one block of dense counts (Uint32: 32 MB). */
-const BLOCK_CELLS = 8 * 1024 * 1024;
-/** Separates chunks in a token stream (co-occurrence does not cross chunks). */
-export const CHUNK_END = -1;
+/** Cells of one block of dense counts (Uint32: 16 MB). */
+const BLOCK_CELLS = 4 * 1024 * 1024;
+/** Token ids a page of the stream holds: the stream grows by pages, never by copying what it holds. */
+const PAGE = 1 << 20;
+/** Ids or rows in two bytes, the last value separating chunks (co-occurrence does not cross them), when they fit. */
+const SHORT_END = 0xffff;
+const LONG_END = -1;
+type Ids = Uint16Array | Int32Array;
+const idArray = (short: boolean, length: number): Ids => (short ? new Uint16Array(length) : new Int32Array(length));
 
 /** 1 for the tokens whose co-occurrence says something: not special, not a function word, holding a letter. */
 export function contentTokenMask(tokens: string[]): Uint8Array {
@@ -49,29 +54,44 @@ export function contentTokenMask(tokens: string[]): Uint8Array {
   return mask;
 }
 
-/** A growable stream of token ids with CHUNK_END between chunks. */
+/** The collection's content tokens, chunk after chunk, in pages; `adaptTable` releases them once it has read them. */
 export class TokenStream {
-  private data = new Int32Array(1 << 16);
+  /** What separates two chunks: two bytes an id when the vocabulary fits them (WordPiece's 30k do). */
+  readonly end: number;
+  private readonly short: boolean;
+  private pages: Ids[] = [];
+  private used = PAGE;
   length = 0;
   chunks = 0;
 
+  constructor(vocabulary: number) {
+    this.short = vocabulary < SHORT_END;
+    this.end = this.short ? SHORT_END : LONG_END;
+  }
+
   addChunk(ids: ArrayLike<number>, keep: Uint8Array): void {
     for (let i = 0; i < ids.length; i++) if (keep[ids[i]]) this.push(ids[i]);
-    this.push(CHUNK_END);
+    this.push(this.end);
     this.chunks++;
   }
 
-  view(): Int32Array {
-    return this.data.subarray(0, this.length);
+  /** Each page's filled part, in order. */
+  *filled(): Generator<Ids> {
+    for (let p = 0; p < this.pages.length; p++) yield p === this.pages.length - 1 ? this.pages[p].subarray(0, this.used) : this.pages[p];
+  }
+
+  release(): void {
+    this.pages = [];
+    this.used = PAGE;
   }
 
   private push(id: number): void {
-    if (this.length === this.data.length) {
-      const grown = new Int32Array(this.data.length * 2);
-      grown.set(this.data);
-      this.data = grown;
+    if (this.used === PAGE) {
+      this.pages.push(idArray(this.short, PAGE));
+      this.used = 0;
     }
-    this.data[this.length++] = id;
+    this.pages[this.pages.length - 1][this.used++] = id;
+    this.length++;
   }
 }
 
@@ -90,30 +110,36 @@ export interface AdaptedTable extends BaseTable {
 }
 
 /**
- * The adapted table: `stream` holds the collection's content tokens (ids of `base`'s vocabulary, CHUNK_END between
- * chunks). `progress` hears each step.
+ * The adapted table: `stream` holds the collection's content tokens (ids of `base`'s vocabulary); it is released
+ * once read (the frequent tokens' rows, two bytes each, are what the counting needs). `progress` hears each step.
  */
-export function adaptTable(base: BaseTable, stream: Int32Array, settings: AdaptSettings = ADAPT_SETTINGS, progress: (step: string) => void = () => {}): AdaptedTable {
-  const { window, minCount, rank, weight } = settings;
+export function adaptTable(base: BaseTable, stream: TokenStream, settings: AdaptSettings = ADAPT_SETTINGS, progress: (step: string) => void = () => {}): AdaptedTable {
+  const { minCount, rank, weight } = settings;
   const frequency = new Uint32Array(base.rows);
   let tokens = 0;
-  for (const id of stream) {
-    if (id === CHUNK_END) continue;
-    frequency[id]++;
-    tokens++;
+  for (const page of stream.filled()) {
+    for (const id of page) {
+      if (id === stream.end) continue;
+      frequency[id]++;
+      tokens++;
+    }
   }
   // Rows: the frequent tokens, in id order; the stream rewritten as rows (rare tokens dropped).
   const rowOf = new Int32Array(base.rows).fill(-1);
   const tokenOf: number[] = [];
   for (let t = 0; t < base.rows; t++) if (frequency[t] >= minCount) rowOf[t] = tokenOf.push(t) - 1;
   const k = tokenOf.length;
-  const rows = new Int32Array(stream.length);
+  const end = k < SHORT_END ? SHORT_END : LONG_END;
+  const rows = idArray(k < SHORT_END, stream.length);
   let n = 0;
-  for (const id of stream) {
-    if (id === CHUNK_END) rows[n++] = CHUNK_END;
-    else if (rowOf[id] >= 0) rows[n++] = rowOf[id];
+  for (const page of stream.filled()) {
+    for (const id of page) {
+      if (id === stream.end) rows[n++] = end;
+      else if (rowOf[id] >= 0) rows[n++] = rowOf[id];
+    }
   }
-  const seq = rows.subarray(0, n);
+  stream.release();
+  const seq = { rows: rows.subarray(0, n), end };
   progress(`${tokens} content tokens, ${k} frequent enough for a corpus part`);
   const table = k >= 2 * rank ? svdRows(ppmi(seq, k, settings, progress), rank, progress) : null;
 
@@ -144,7 +170,13 @@ export function adaptTable(base: BaseTable, stream: Int32Array, settings: AdaptS
  * counts are symmetric, so a row's total is its context's total: both come from one pass; the pairs themselves are
  * counted one block of rows at a time into a dense block.
  */
-function ppmi(seq: Int32Array, k: number, settings: AdaptSettings, progress: (step: string) => void): Csr {
+/** The stream as rows: `end` between chunks. */
+interface RowStream {
+  rows: Ids;
+  end: number;
+}
+
+function ppmi(seq: RowStream, k: number, settings: AdaptSettings, progress: (step: string) => void): Csr {
   const { window, contextsPerToken } = settings;
   const total = new Float64Array(k);
   forEachNeighbour(seq, window, 0, k, (row) => total[row]++);
@@ -199,12 +231,12 @@ function ppmi(seq: Int32Array, k: number, settings: AdaptSettings, progress: (st
 }
 
 /** Calls `visit(row, neighbour)` for every occurrence of a row in [first, last) and each row at most `window` places away in its chunk. */
-function forEachNeighbour(seq: Int32Array, window: number, first: number, last: number, visit: (row: number, neighbour: number) => void): void {
-  for (let i = 0; i < seq.length; i++) {
-    const row = seq[i];
-    if (row < first || row >= last) continue;
-    for (let j = i - 1; j >= 0 && j >= i - window && seq[j] !== CHUNK_END; j--) visit(row, seq[j]);
-    for (let j = i + 1; j < seq.length && j <= i + window && seq[j] !== CHUNK_END; j++) visit(row, seq[j]);
+function forEachNeighbour({ rows, end }: RowStream, window: number, first: number, last: number, visit: (row: number, neighbour: number) => void): void {
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    if (row === end || row < first || row >= last) continue;
+    for (let j = i - 1; j >= 0 && j >= i - window && rows[j] !== end; j--) visit(row, rows[j]);
+    for (let j = i + 1; j < rows.length && j <= i + window && rows[j] !== end; j++) visit(row, rows[j]);
   }
 }
 

@@ -56,7 +56,7 @@ export async function buildAdaptedModel(options: AdaptOptions, progress: (messag
   const table = readTokenTable(await readFile(path.join(baseFolder, base.files.model)), 'embeddings');
   const content = contentTokenMask(Array.from({ length: table.rows }, (_, id) => vocabulary[id]));
 
-  const stream = new TokenStream();
+  const stream = new TokenStream(table.rows);
   const db = new Database(options.databaseFile, { readonly: true, fileMustExist: true });
   try {
     for (const row of db.prepare('SELECT text FROM chunks ORDER BY rowid').iterate() as Iterable<{ text: string }>) {
@@ -67,7 +67,7 @@ export async function buildAdaptedModel(options: AdaptOptions, progress: (messag
     db.close();
   }
   progress(`tokenised ${stream.chunks} chunks`);
-  const adapted = adaptTable(table, stream.view(), ADAPT_SETTINGS, progress);
+  const adapted = adaptTable(table, stream, ADAPT_SETTINGS, progress);
   const file = safetensors(adapted, table.dimension);
   const id = adaptedModelId(options.baseId, createHash('sha256').update(file).digest('hex'));
   const summary = { chunks: stream.chunks, tokens: adapted.tokens, corpusRows: adapted.corpusRows };
