@@ -154,8 +154,10 @@ export interface RssAtScale {
   vectors: number;
   ingested: { pdfPages: number; textFiles: number; chunks: number };
   searches: number;
-  /** VmHWM of the service, MiB, after each step. */
-  peakRssMiB: { boot: number | null; afterIngest: number | null; afterSearch: number | null };
+  /** VmHWM of the service, MiB, after each step (afterAdaptation: once the embedder adapted to the collection is in force, EMBED_ADAPT). */
+  peakRssMiB: { boot: number | null; afterIngest: number | null; afterSearch: number | null; afterAdaptation: number | null };
+  /** The embedder adaptation's outcome and its seconds (null: it did not run, e.g. EMBED_ADAPT=off or a model that is not static). */
+  adaptation: { state: string; detail: string; seconds: number; model: string | null } | null;
   /** At the end: resident anonymous and file-backed memory (MiB), threads. */
   end: { rssMiB: number | null; anonMiB: number | null; fileMiB: number | null; threads: number | null };
   target: { maxMB: number; pass: boolean };
@@ -545,24 +547,47 @@ async function benchRssAtScale(work: string, pdf: string, texts: string[], chunk
     const queries = [...specific, ...vague];
     for (const query of queries) await client.json('POST', '/api/search', { query, k: 5, mode: 'hybrid' });
     const afterSearch = peakRssMiB(pid);
+    const adaptation = await adapted(client, service, log);
+    const afterAdaptation = adaptation ? peakRssMiB(pid) : null;
     const stats = await client.json<{ chunks: number; vectors: number; model_id: string }>('GET', '/api/index/stats');
-    const peak = Math.max(boot ?? 0, afterIngest ?? 0, afterSearch ?? 0);
+    const peak = Math.max(boot ?? 0, afterIngest ?? 0, afterSearch ?? 0, afterAdaptation ?? 0);
     return {
       model: stats.model_id,
       chunks: stats.chunks,
       vectors: stats.vectors,
       ingested: { pdfPages: options.pdfPages, textFiles: texts.length, chunks: stats.chunks - chunks },
       searches: queries.length,
-      peakRssMiB: { boot, afterIngest, afterSearch },
+      peakRssMiB: { boot, afterIngest, afterSearch, afterAdaptation },
+      adaptation,
       end: memoryNow(pid),
       target: { maxMB: RSS_TARGET_MB, pass: peak * 1.048576 < RSS_TARGET_MB },
       howMeasured:
         `${chunks} synthetic chunks (bench/search.ts corpus) and low-rank vectors written into SQLite and the HNSW file, as the service finds them at boot; ` +
         `the built service started on that data dir with ${stats.model_id} loaded, ingested a ${pdfRun.doc.chunk_count}-chunk PDF and ${texts.length} text files over HTTP, ` +
-        `then answered ${queries.length} hybrid searches; peak RSS is the service's VmHWM (/proc/<pid>/status, all threads, anonymous and file-backed pages)`,
+        `then answered ${queries.length} hybrid searches, then adapted its static embedder to the collection and rebuilt the index onto it (EMBED_ADAPT) where it does; peak RSS is the service's VmHWM (/proc/<pid>/status, all threads, anonymous and file-backed pages)`,
     };
   } finally {
     await stopService(service).catch(() => service.child.kill('SIGKILL'));
+  }
+}
+
+/**
+ * Waits (at most 30 minutes) for the service to adapt a static embedder to the collection and rebuild the index onto
+ * it (EMBED_ADAPT: once the jobs are idle and the collection holds still); null when it does not (off, not static).
+ */
+async function adapted(client: Client, service: Service, log: (line: string) => void): Promise<RssAtScale['adaptation']> {
+  type Stats = { model_id: string | null; stale_chunks: number; corpus_adaptation: { state: string; detail: string } };
+  const started = Date.now();
+  log('  [rss] waiting for the embedder\'s adaptation to the collection and the rebuild after it…');
+  for (;;) {
+    const stats = await client.json<Stats>('GET', '/api/index/stats');
+    const { state, detail } = stats.corpus_adaptation;
+    const seconds = Math.round((Date.now() - started) / 1000);
+    if (state === 'off' || (state === 'waiting' && /EMBED_ADAPT_M(IN|AX)_CHUNKS/.test(detail))) return null;
+    if (state === 'failed' || (state === 'in_force' && stats.model_id?.startsWith(`${detail.split(',')[0]}@`) && stats.stale_chunks === 0)) return { state, detail, seconds, model: stats.model_id };
+    if (service.child.exitCode !== null) throw new Error('the service exited while adapting its embedder');
+    if (seconds > 1800) return { state: 'timed out', detail, seconds, model: stats.model_id };
+    await new Promise((resolve) => setTimeout(resolve, 2000));
   }
 }
 
@@ -641,10 +666,10 @@ export function formatIngestSummary(result: IngestBenchResult): string {
   }
   const rss = result.rssAtScale;
   if (rss) {
-    const peak = Math.max(rss.peakRssMiB.boot ?? 0, rss.peakRssMiB.afterIngest ?? 0, rss.peakRssMiB.afterSearch ?? 0);
+    const peak = Math.max(rss.peakRssMiB.boot ?? 0, rss.peakRssMiB.afterIngest ?? 0, rss.peakRssMiB.afterSearch ?? 0, rss.peakRssMiB.afterAdaptation ?? 0);
     lines.push(
       `[rss] ${rss.howMeasured}`,
-      `[rss] VmHWM ${rss.peakRssMiB.boot?.toFixed(0) ?? 'n/a'} MiB after boot, ${rss.peakRssMiB.afterIngest?.toFixed(0) ?? 'n/a'} MiB after ingesting ${rss.ingested.chunks} chunks, ${rss.peakRssMiB.afterSearch?.toFixed(0) ?? 'n/a'} MiB after ${rss.searches} searches; at the end RSS ${rss.end.rssMiB?.toFixed(0) ?? 'n/a'} MiB (anonymous ${rss.end.anonMiB?.toFixed(0) ?? 'n/a'}, file-backed ${rss.end.fileMiB?.toFixed(0) ?? 'n/a'}), ${rss.end.threads ?? 'n/a'} threads`,
+      `[rss] VmHWM ${rss.peakRssMiB.boot?.toFixed(0) ?? 'n/a'} MiB after boot, ${rss.peakRssMiB.afterIngest?.toFixed(0) ?? 'n/a'} MiB after ingesting ${rss.ingested.chunks} chunks, ${rss.peakRssMiB.afterSearch?.toFixed(0) ?? 'n/a'} MiB after ${rss.searches} searches, ${rss.adaptation ? `${rss.peakRssMiB.afterAdaptation?.toFixed(0) ?? 'n/a'} MiB after the embedder's adaptation (${rss.adaptation.state}, ${rss.adaptation.seconds} s: ${rss.adaptation.detail})` : 'no adaptation'}; at the end RSS ${rss.end.rssMiB?.toFixed(0) ?? 'n/a'} MiB (anonymous ${rss.end.anonMiB?.toFixed(0) ?? 'n/a'}, file-backed ${rss.end.fileMiB?.toFixed(0) ?? 'n/a'}), ${rss.end.threads ?? 'n/a'} threads`,
       `[rss] ${rss.target.pass ? 'PASS' : 'FAIL'}: peak RSS ${num(peak * 1.048576, 0)} MB at ${rss.chunks} chunks with ${rss.model} loaded (target < ${rss.target.maxMB} MB)`,
     );
   }

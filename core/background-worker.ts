@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { type ResourceLimits, Worker } from 'node:worker_threads';
 
 export interface BackgroundWork<T> {
   done: Promise<T>;
@@ -12,12 +12,12 @@ export interface BackgroundWork<T> {
  * the worker is TypeScript, imported by a JavaScript bootstrap once tsx's loader is in place; in dist/ tsup builds
  * it as `built`.
  */
-export function runInWorker<T>(from: string, source: string, built: string, data: object, what: string, progress: (message: string) => void): BackgroundWork<T> {
+export function runInWorker<T>(from: string, source: string, built: string, data: object, what: string, progress: (message: string) => void, resourceLimits?: ResourceLimits): BackgroundWork<T> {
   const fromSource = from.endsWith('.ts');
   const url = new URL(fromSource ? source : built, from);
   const worker = fromSource
-    ? new Worker(new URL('./worker-bootstrap.mjs', import.meta.url), { workerData: { ...data, entry: url.href }, execArgv: [] })
-    : new Worker(url, { workerData: data });
+    ? new Worker(new URL('./worker-bootstrap.mjs', import.meta.url), { workerData: { ...data, entry: url.href }, execArgv: [], resourceLimits })
+    : new Worker(url, { workerData: data, resourceLimits });
   let cancelled = false;
   const done = new Promise<T>((resolve, reject) => {
     worker.on('message', (msg: { type: string; message?: string; result?: T }) => {

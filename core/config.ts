@@ -127,10 +127,11 @@ export interface Config {
   modelWatchSeconds: number;
   /**
    * EMBED_ADAPT (on by default): a static (Model2Vec) embedder in force is adapted to the collection in the background
-   * once it holds EMBED_ADAPT_MIN_CHUNKS chunks (2,000), and again when it has grown or shrunk by a quarter
-   * (plugins/search-index/corpus-adaptation; docs/retrieval-quality.md).
+   * once it holds EMBED_ADAPT_MIN_CHUNKS chunks (2,000), and again when it has grown or shrunk by a quarter, up to
+   * EMBED_ADAPT_MAX_CHUNKS (50,000; 0: no limit): past it the model in force stays as it is, since the index's rebuild
+   * onto a new model holds two indexes at once (plugins/search-index/corpus-adaptation; docs/models.md).
    */
-  embedAdapt: { enabled: boolean; minChunks: number };
+  embedAdapt: { enabled: boolean; minChunks: number; maxChunks: number };
   /** The optional reranker stage (a cross-encoder in MODEL_DIR/rerankers): RERANK_TOP_N fused candidates at most, within RERANK_BUDGET_MS (0: off). */
   rerank: { topN: number; budgetMs: number };
   /**
@@ -476,7 +477,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     defaultEmbedder: oneOf(env, 'HEARTH_DEFAULT_EMBEDDER', ['shipped', 'build', 'off'] as const, 'shipped', true),
     defaultEmbedderDimension: int(env, 'HEARTH_DEFAULT_EMBEDDER_DIMENSION', 256, 8, 1024),
     modelWatchSeconds: int(env, 'MODEL_WATCH_SECONDS', 10, 0, 3600),
-    embedAdapt: { enabled: bool(env, 'EMBED_ADAPT', true), minChunks: int(env, 'EMBED_ADAPT_MIN_CHUNKS', 2000, 100, 100_000_000) },
+    embedAdapt: { enabled: bool(env, 'EMBED_ADAPT', true), minChunks: int(env, 'EMBED_ADAPT_MIN_CHUNKS', 2000, 100, 100_000_000), maxChunks: int(env, 'EMBED_ADAPT_MAX_CHUNKS', 50_000, 0, 100_000_000) },
     rerank: { topN: int(env, 'RERANK_TOP_N', 20, 1, 100), budgetMs: int(env, 'RERANK_BUDGET_MS', 300, 0, 10_000) },
     softMatch: {
       search: int(env, 'SEARCH_SOFT_MATCH_CHUNKS', 0, 0, 20_000),

@@ -102,7 +102,7 @@ async function prepareBox(client: Client, service: Service, privateKeyPem: strin
 
 /**
  * Waits for the embedder's adaptation to the collection (EMBED_ADAPT) and the vector index's rebuild after it, so
- * that the questions meet the index a box settles into; a collection under EMBED_ADAPT_MIN_CHUNKS or EMBED_ADAPT=off
+ * that the questions meet the index a box settles into; a collection outside EMBED_ADAPT_MIN/MAX_CHUNKS or EMBED_ADAPT=off
  * goes on at once.
  */
 async function adapted(client: Client, service: Service): Promise<void> {
@@ -111,7 +111,7 @@ async function adapted(client: Client, service: Service): Promise<void> {
   const settled = await until('the embedder adapted to the collection', service, async () => {
     const stats = await client.json<Stats>('GET', '/api/index/stats');
     const { state, detail } = stats.corpus_adaptation;
-    if (state === 'off' || state === 'failed' || (state === 'waiting' && detail.includes('EMBED_ADAPT_MIN_CHUNKS'))) return stats;
+    if (state === 'off' || state === 'failed' || (state === 'waiting' && /EMBED_ADAPT_M(IN|AX)_CHUNKS/.test(detail))) return stats;
     const adaptedId = detail.split(',')[0];
     return state === 'in_force' && stats.model_id?.startsWith(`${adaptedId}@`) && stats.stale_chunks === 0 ? stats : undefined;
   }, 60 * 60_000);

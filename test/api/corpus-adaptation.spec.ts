@@ -50,10 +50,11 @@ describe('the embedder adapted to the collection', () => {
 
   it('EMBED_ADAPT is on by default, EMBED_ADAPT_MIN_CHUNKS 2,000; bad values are refused at start', () => {
     const secrets = { JWT_SECRET_KEY: 'x'.repeat(40), MFA_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'), DATA_DIR: '/tmp' };
-    expect(loadConfig(secrets).embedAdapt).toEqual({ enabled: true, minChunks: 2000 });
-    expect(loadConfig({ ...secrets, EMBED_ADAPT: 'off', EMBED_ADAPT_MIN_CHUNKS: '500' }).embedAdapt).toEqual({ enabled: false, minChunks: 500 });
+    expect(loadConfig(secrets).embedAdapt).toEqual({ enabled: true, minChunks: 2000, maxChunks: 50_000 });
+    expect(loadConfig({ ...secrets, EMBED_ADAPT: 'off', EMBED_ADAPT_MIN_CHUNKS: '500', EMBED_ADAPT_MAX_CHUNKS: '0' }).embedAdapt).toEqual({ enabled: false, minChunks: 500, maxChunks: 0 });
     expect(() => loadConfig({ ...secrets, EMBED_ADAPT: 'sometimes' })).toThrow(/EMBED_ADAPT/);
     expect(() => loadConfig({ ...secrets, EMBED_ADAPT_MIN_CHUNKS: '5' })).toThrow(/EMBED_ADAPT_MIN_CHUNKS/);
+    expect(() => loadConfig({ ...secrets, EMBED_ADAPT_MAX_CHUNKS: '-1' })).toThrow(/EMBED_ADAPT_MAX_CHUNKS/);
   });
 
   it('waits below EMBED_ADAPT_MIN_CHUNKS, then adapts the shipped model, installs it and rebuilds the index onto it', async () => {
@@ -123,21 +124,35 @@ describe('the embedder adapted to the collection', () => {
     await embedder.close();
   });
 
-  it('EMBED_ADAPT=off: the model in force stays as it is', async () => {
-    const off = await startApp({ HEARTH_DEFAULT_EMBEDDER: 'shipped', EMBED_ADAPT: 'off', EMBED_ADAPT_MIN_CHUNKS: '100', MODEL_WATCH_SECONDS: '1' });
+  /** 30 documents (more than 100 chunks) uploaded to a fresh app with `env`, given time for a check; its stats and its jobs' types. */
+  async function afterUploads(env: Record<string, string>): Promise<{ stats: any; jobTypes: string[] }> {
+    const app = await startApp({ HEARTH_DEFAULT_EMBEDDER: 'shipped', EMBED_ADAPT_MIN_CHUNKS: '100', MODEL_WATCH_SECONDS: '1', ...env });
     try {
-      const editor = (await off.userWithRole('editor')).access;
-      await uploadTexts(off, editor, documents(0, 30));
+      const editor = (await app.userWithRole('editor')).access;
+      await uploadTexts(app, editor, documents(0, 30));
       await new Promise((resolve) => setTimeout(resolve, 2500));
-      await off.app.jobs.idle();
-      const stats = (await off.request({ method: 'GET', url: '/api/index/stats', token: editor })).json();
-      expect(stats.chunks).toBeGreaterThanOrEqual(100);
-      expect(stats.corpus_adaptation).toEqual({ state: 'off', detail: 'EMBED_ADAPT=off' });
-      expect(stats.model_id).toMatch(/^potion-base-4M-int8@/);
-      const jobs = (await off.request({ method: 'GET', url: '/api/jobs?limit=100', token: editor })).json().jobs as Array<{ type: string }>;
-      expect(jobs.some((job) => job.type === 'index.adapt')).toBe(false);
+      await app.app.jobs.idle();
+      const stats = (await app.request({ method: 'GET', url: '/api/index/stats', token: editor })).json();
+      const jobs = (await app.request({ method: 'GET', url: '/api/jobs?limit=100', token: editor })).json().jobs as Array<{ type: string }>;
+      return { stats, jobTypes: jobs.map((job) => job.type) };
     } finally {
-      await off.close();
+      await app.close();
     }
+  }
+
+  it('EMBED_ADAPT=off: the model in force stays as it is', async () => {
+    const { stats, jobTypes } = await afterUploads({ EMBED_ADAPT: 'off' });
+    expect(stats.chunks).toBeGreaterThanOrEqual(100);
+    expect(stats.corpus_adaptation).toEqual({ state: 'off', detail: 'EMBED_ADAPT=off' });
+    expect(stats.model_id).toMatch(/^potion-base-4M-int8@/);
+    expect(jobTypes).not.toContain('index.adapt');
+  });
+
+  it('past EMBED_ADAPT_MAX_CHUNKS the model is not adapted, and the stats say why', async () => {
+    const { stats, jobTypes } = await afterUploads({ EMBED_ADAPT_MAX_CHUNKS: '120' });
+    expect(stats.chunks).toBeGreaterThan(120);
+    expect(stats.corpus_adaptation).toEqual({ state: 'waiting', detail: `${stats.chunks} chunks, over EMBED_ADAPT_MAX_CHUNKS 120: not adapted again (the index's rebuild onto a new model holds two indexes at once)` });
+    expect(stats.model_id).toMatch(/^potion-base-4M-int8@/);
+    expect(jobTypes).not.toContain('index.adapt');
   });
 });

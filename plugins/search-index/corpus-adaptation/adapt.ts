@@ -30,8 +30,8 @@ export interface AdaptSettings {
 /** Chosen on the dev halves of both evaluation sets (docs/retrieval-quality.md, session 28). */
 export const ADAPT_SETTINGS: AdaptSettings = { window: 10, minCount: 10, rank: 64, weight: 1, contextsPerToken: 300 };
 
-/** Cells of one block of dense counts (Uint32: 16 MB). */
-const BLOCK_CELLS = 4 * 1024 * 1024;
+/** Cells of one block of dense counts (Uint32: 8 MB). */
+const BLOCK_CELLS = 2 * 1024 * 1024;
 /** Token ids a page of the stream holds: the stream grows by pages, never by copying what it holds. */
 const PAGE = 1 << 20;
 /** Ids or rows in two bytes, the last value separating chunks (co-occurrence does not cross them), when they fit. */
@@ -129,19 +129,9 @@ export function adaptTable(base: BaseTable, stream: TokenStream, settings: Adapt
   const tokenOf: number[] = [];
   for (let t = 0; t < base.rows; t++) if (frequency[t] >= minCount) rowOf[t] = tokenOf.push(t) - 1;
   const k = tokenOf.length;
-  const end = k < SHORT_END ? SHORT_END : LONG_END;
-  const rows = idArray(k < SHORT_END, stream.length);
-  let n = 0;
-  for (const page of stream.filled()) {
-    for (const id of page) {
-      if (id === stream.end) rows[n++] = end;
-      else if (rowOf[id] >= 0) rows[n++] = rowOf[id];
-    }
-  }
-  stream.release();
-  const seq = { rows: rows.subarray(0, n), end };
   progress(`${tokens} content tokens, ${k} frequent enough for a corpus part`);
-  const table = k >= 2 * rank ? svdRows(ppmi(seq, k, settings, progress), rank, progress) : null;
+  // The stream as rows lives only while the pairs are counted: the SVD runs without it.
+  const table = k >= 2 * rank ? svdRows(ppmi(rowStream(stream, rowOf, k), k, settings, progress), rank, progress) : null;
 
   const dimension = base.dimension + rank;
   const int8 = base.data instanceof Int8Array;
@@ -165,16 +155,32 @@ export function adaptTable(base: BaseTable, stream: TokenStream, settings: Adapt
   return { rows: base.rows, dimension, data, corpusRows: table ? k : 0, tokens };
 }
 
-/**
- * PPMI of the rows' co-occurrence (contexts smoothed by α 0.75), each row's `contextsPerToken` strongest kept. The
- * counts are symmetric, so a row's total is its context's total: both come from one pass; the pairs themselves are
- * counted one block of rows at a time into a dense block.
- */
 /** The stream as rows: `end` between chunks. */
 interface RowStream {
   rows: Ids;
   end: number;
 }
+
+/** The stream rewritten as rows (the rare tokens dropped); the stream is released. */
+function rowStream(stream: TokenStream, rowOf: Int32Array, k: number): RowStream {
+  const end = k < SHORT_END ? SHORT_END : LONG_END;
+  const rows = idArray(k < SHORT_END, stream.length);
+  let n = 0;
+  for (const page of stream.filled()) {
+    for (const id of page) {
+      if (id === stream.end) rows[n++] = end;
+      else if (rowOf[id] >= 0) rows[n++] = rowOf[id];
+    }
+  }
+  stream.release();
+  return { rows: rows.subarray(0, n), end };
+}
+
+/**
+ * PPMI of the rows' co-occurrence (contexts smoothed by α 0.75), each row's `contextsPerToken` strongest kept. The
+ * counts are symmetric, so a row's total is its context's total: both come from one pass; the pairs themselves are
+ * counted one block of rows at a time into a dense block.
+ */
 
 function ppmi(seq: RowStream, k: number, settings: AdaptSettings, progress: (step: string) => void): Csr {
   const { window, contextsPerToken } = settings;

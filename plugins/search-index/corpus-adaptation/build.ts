@@ -40,6 +40,26 @@ function safetensors(table: AdaptedTable, lexicalDimensions: number): Buffer {
   return Buffer.concat([length, Buffer.from(header, 'utf8'), bytes]);
 }
 
+/** Every chunk's content tokens, read-only from the database; the tokenizer is let go with this function's scope. */
+async function collectionTokens(databaseFile: string, tokenizerFile: string, rows: number, progress: (message: string) => void): Promise<TokenStream> {
+  const { tokenizer } = await readTokenizer(tokenizerFile);
+  const vocabulary: string[] = [];
+  for (const [token, id] of tokenizer.get_vocab(true)) vocabulary[id] = token;
+  const content = contentTokenMask(Array.from({ length: rows }, (_, id) => vocabulary[id]));
+  const stream = new TokenStream(rows);
+  const db = new Database(databaseFile, { readonly: true, fileMustExist: true });
+  try {
+    for (const row of db.prepare('SELECT text FROM chunks ORDER BY rowid').iterate() as Iterable<{ text: string }>) {
+      stream.addChunk(tokenizer.encode(row.text, { add_special_tokens: false }).ids, content);
+      if (stream.chunks % 10_000 === 0) progress(`tokenised ${stream.chunks} chunks`);
+    }
+  } finally {
+    db.close();
+  }
+  progress(`tokenised ${stream.chunks} chunks`);
+  return stream;
+}
+
 /**
  * Reads every chunk of the database (read-only; the service keeps writing), adapts the base model's table to them
  * and installs the result in MODEL_DIR as a Model2Vec model of its own (not made active: the caller decides). The
@@ -50,23 +70,8 @@ export async function buildAdaptedModel(options: AdaptOptions, progress: (messag
   const baseFolder = modelFolder(options.modelDir, 'embedding', options.baseId);
   const base = await readManifest(baseFolder, 'embedding');
   if (base.format !== 'model2vec') throw new Error(`${options.baseId} is not a static (Model2Vec) model: only a token table can be adapted`);
-  const { tokenizer } = await readTokenizer(path.join(baseFolder, base.files.tokenizer));
-  const vocabulary: string[] = [];
-  for (const [token, id] of tokenizer.get_vocab(true)) vocabulary[id] = token;
   const table = readTokenTable(await readFile(path.join(baseFolder, base.files.model)), 'embeddings');
-  const content = contentTokenMask(Array.from({ length: table.rows }, (_, id) => vocabulary[id]));
-
-  const stream = new TokenStream(table.rows);
-  const db = new Database(options.databaseFile, { readonly: true, fileMustExist: true });
-  try {
-    for (const row of db.prepare('SELECT text FROM chunks ORDER BY rowid').iterate() as Iterable<{ text: string }>) {
-      stream.addChunk(tokenizer.encode(row.text, { add_special_tokens: false }).ids, content);
-      if (stream.chunks % 10_000 === 0) progress(`tokenised ${stream.chunks} chunks`);
-    }
-  } finally {
-    db.close();
-  }
-  progress(`tokenised ${stream.chunks} chunks`);
+  const stream = await collectionTokens(options.databaseFile, path.join(baseFolder, base.files.tokenizer), table.rows, progress);
   const adapted = adaptTable(table, stream, ADAPT_SETTINGS, progress);
   const file = safetensors(adapted, table.dimension);
   const id = adaptedModelId(options.baseId, createHash('sha256').update(file).digest('hex'));

@@ -27,6 +27,8 @@ export interface CorpusAdaptationOptions {
   enabled: boolean;
   /** EMBED_ADAPT_MIN_CHUNKS. */
   minChunks: number;
+  /** EMBED_ADAPT_MAX_CHUNKS (0: no limit). */
+  maxChunks: number;
   modelDir: string;
   databaseFile: string;
   log: FastifyBaseLogger;
@@ -79,7 +81,7 @@ export class CorpusAdaptation {
   }
 
   private async due(): Promise<void> {
-    const { modelDir, minChunks } = this.options;
+    const { modelDir, minChunks, maxChunks } = this.options;
     const inForce = this.activeEmbedding.embedder();
     const active = await resolveActiveModel(modelDir, 'embedding');
     if (!inForce || !active || active.manifest.format !== 'model2vec' || !inForce.tokenTable) {
@@ -102,6 +104,13 @@ export class CorpusAdaptation {
       this.status = adaptedFrom
         ? { state: 'in_force', detail: `${active.id}, adapted to ${adaptedTo} chunks (${chunks} now, under EMBED_ADAPT_MIN_CHUNKS ${minChunks})` }
         : { state: 'waiting', detail: `${chunks} chunks: the embedder is adapted to the collection from ${minChunks} (EMBED_ADAPT_MIN_CHUNKS)` };
+      return;
+    }
+    if (maxChunks > 0 && chunks > maxChunks) {
+      const over = `over EMBED_ADAPT_MAX_CHUNKS ${maxChunks}: not adapted again (the index's rebuild onto a new model holds two indexes at once)`;
+      this.status = adaptedFrom
+        ? { state: 'in_force', detail: `${active.id}, adapted to ${adaptedTo} chunks (${chunks} now, ${over})` }
+        : { state: 'waiting', detail: `${chunks} chunks, ${over}` };
       return;
     }
     if (this.failedAt === chunks) return;
