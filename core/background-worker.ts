@@ -1,5 +1,15 @@
 import { type ResourceLimits, Worker } from 'node:worker_threads';
 
+/**
+ * Starts the worker thread whose entry is `source` (TypeScript, beside `from`) or, in dist/, `built` (the name tsup
+ * gives it). From source (vitest, tsx) a JavaScript bootstrap imports the entry once tsx's loader is in place.
+ */
+export function startWorker(from: string, source: string, built: string, workerData: object, resourceLimits?: ResourceLimits): Worker {
+  if (!from.endsWith('.ts')) return new Worker(new URL(built, from), { workerData, resourceLimits });
+  const entry = new URL(source, from).href;
+  return new Worker(new URL('./worker-bootstrap.mjs', import.meta.url), { workerData: { ...workerData, entry }, execArgv: [], resourceLimits });
+}
+
 export interface BackgroundWork<T> {
   done: Promise<T>;
   /** Stops the work (service shutdown); `done` then rejects. */
@@ -7,17 +17,11 @@ export interface BackgroundWork<T> {
 }
 
 /**
- * Runs a CPU-bound build in a worker thread, so that it does not block requests. The worker posts
- * `{ type: 'progress', message }` as it goes and `{ type: 'done', result }` at the end. From source (vitest, tsx)
- * the worker is TypeScript, imported by a JavaScript bootstrap once tsx's loader is in place; in dist/ tsup builds
- * it as `built`.
+ * Runs a CPU-bound build in a worker thread (startWorker), so that it does not block requests. The worker posts
+ * `{ type: 'progress', message }` as it goes and `{ type: 'done', result }` at the end.
  */
-export function runInWorker<T>(from: string, source: string, built: string, data: object, what: string, progress: (message: string) => void, resourceLimits?: ResourceLimits): BackgroundWork<T> {
-  const fromSource = from.endsWith('.ts');
-  const url = new URL(fromSource ? source : built, from);
-  const worker = fromSource
-    ? new Worker(new URL('./worker-bootstrap.mjs', import.meta.url), { workerData: { ...data, entry: url.href }, execArgv: [], resourceLimits })
-    : new Worker(url, { workerData: data, resourceLimits });
+export function runInWorker<T>(from: string, source: string, built: string, data: object, what: string, progress: (message: string) => void): BackgroundWork<T> {
+  const worker = startWorker(from, source, built, data);
   let cancelled = false;
   const done = new Promise<T>((resolve, reject) => {
     worker.on('message', (msg: { type: string; message?: string; result?: T }) => {

@@ -11,4 +11,9 @@ export class Serial {
     this.tail = result.catch(() => undefined);
     return result;
   }
+
+  /** Resolves once every task handed in so far has ended, whether it succeeded or not. */
+  async settled(): Promise<void> {
+    await this.tail;
+  }
 }

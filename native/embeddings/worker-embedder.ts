@@ -1,6 +1,7 @@
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Tokenizer } from '@huggingface/tokenizers';
+import { startWorker } from '../../core/background-worker.js';
 import { EmbeddingDropped } from './batching.js';
 import type { EmbedOptions, Embedder } from './embedder.js';
 import { modelFolder, readManifest, resolveActiveModel } from '../model-files/index.js';
@@ -31,15 +32,8 @@ export type ThreadReply =
  */
 const THREAD_LIMITS = { maxYoungGenerationSizeMb: 4 };
 
-/**
- * In dist/ tsup builds the thread as embedder-thread.js beside this chunk. From source (vitest, tsx)
- * it is TypeScript, loaded by core/worker-bootstrap.mjs once tsx's loader is in place.
- */
-function startThread(start: ThreadStart): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./embedder-thread.js', import.meta.url), { workerData: start, resourceLimits: THREAD_LIMITS });
-  const entry = new URL('./embedder-thread.ts', import.meta.url).href;
-  return new Worker(new URL('../../core/worker-bootstrap.mjs', import.meta.url), { workerData: { ...start, entry }, execArgv: [], resourceLimits: THREAD_LIMITS });
-}
+/** In dist/ tsup builds the thread as embedder-thread.js beside this chunk. */
+const startThread = (start: ThreadStart): Worker => startWorker(import.meta.url, './embedder-thread.ts', './embedder-thread.js', start, THREAD_LIMITS);
 
 interface Pending {
   count: number;

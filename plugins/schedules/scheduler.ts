@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { AsyncTask, SimpleIntervalJob, ToadScheduler } from 'toad-scheduler';
 import { clock } from '../../core/clock.js';
+import { Serial } from '../../core/serial.js';
 import { CronExpression } from './cron.js';
 import type { LeaderLock } from './leader-lock.js';
 
@@ -34,7 +35,7 @@ export class Scheduler {
   private readonly toad = new ToadScheduler();
   private readonly tasks: Registered[] = [];
   private leading = false;
-  private running: Promise<void> = Promise.resolve();
+  private readonly running = new Serial();
   private stopped = false;
 
   constructor(private readonly lock: LeaderLock, private readonly options: SchedulerOptions, private readonly log: FastifyBaseLogger) {}
@@ -68,15 +69,13 @@ export class Scheduler {
   async stop(): Promise<void> {
     this.stopped = true;
     this.toad.stop();
-    await this.running.catch(() => undefined);
+    await this.running.settled();
     if (this.leading) await this.lock.release().catch((err: unknown) => this.log.warn({ err }, 'releasing the scheduler lock failed'));
     this.leading = false;
   }
 
   private track(work: () => Promise<void>): Promise<void> {
-    const next = this.running.catch(() => undefined).then(() => (this.stopped ? undefined : work()));
-    this.running = next;
-    return next;
+    return this.running.run(async () => (this.stopped ? undefined : work()));
   }
 
   private async holdLock(): Promise<boolean> {

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { SHIPPED_EMBEDDER, embedderModelId, installShippedEmbedder, loadEmbedder, type EmbedDevice, type Embedder } from '../../native/embeddings/index.js';
 import { resolveActiveModel, setActiveModel } from '../../native/model-files/index.js';
+import { Serial } from '../../core/serial.js';
 import { DEFAULT_EMBEDDER_ID, installDefaultModelInBackground, type BackgroundBuild } from './default-embedder/index.js';
 import type { ActiveEmbedding } from './active-embedding.js';
 import type { IndexAdmin } from './service.js';
@@ -57,7 +58,8 @@ export class EmbedderLifecycle {
   private buildPending = false;
   /** What failed when phase is failed (its detail adds the reason). */
   private failedStep = '';
-  private syncing: Promise<void> = Promise.resolve();
+  /** Syncs run one at a time: a failed one does not fail every one after it. */
+  private readonly syncs = new Serial();
   private watch: NodeJS.Timeout | undefined;
   private build: BackgroundBuild | null = null;
   private building: Promise<void> | null = null;
@@ -129,15 +131,14 @@ export class EmbedderLifecycle {
    * keeps answering. Runs one at a time; a model that fails to load is refused once, not every poll.
    */
   syncActiveModel(): Promise<void> {
-    // After the previous sync, whether it succeeded or not: a failed one must not fail every one after it.
-    return (this.syncing = this.syncing.catch(() => undefined).then(() => this.putActiveInForce()));
+    return this.syncs.run(() => this.putActiveInForce());
   }
 
   /** At shutdown: no more watching, syncing or building. */
   async stop(): Promise<void> {
     this.closing = true;
     clearInterval(this.watch);
-    await this.syncing.catch(() => undefined);
+    await this.syncs.settled();
     await this.build?.cancel();
     await this.building;
   }

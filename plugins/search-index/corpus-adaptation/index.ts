@@ -8,8 +8,6 @@ import type { ActiveEmbedding } from '../active-embedding.js';
 import { runInWorker, type BackgroundWork } from '../../../core/background-worker.js';
 import { ADAPTED_SOURCE_PREFIX, type AdaptOptions, type AdaptResult } from './build.js';
 
-export { ADAPT_SETTINGS } from './adapt.js';
-
 /** The collection must have grown or shrunk by this share since the model in force was adapted to adapt again. */
 export const ADAPT_AGAIN_AFTER = 0.25;
 
