@@ -205,7 +205,7 @@ describe('hearth backup / restore', () => {
     // The original's collection, the shipped model adapted to it, in a MODEL_DIR of their own.
     const models = path.join(work, 'adapted-models');
     await installShippedEmbedder({ modelDir: models });
-    const { manifest } = await buildAdaptedModel({ databaseFile: path.join(work, 'original', 'hearth.db'), modelDir: models, baseId: SHIPPED_EMBEDDER.id });
+    const manifest = (await buildAdaptedModel({ databaseFile: path.join(work, 'original', 'hearth.db'), modelDir: models, baseId: SHIPPED_EMBEDDER.id })).manifest!;
     const file = path.join(work, 'adapted.tar.gz');
     const backup = hearth(['backup', file], path.join(work, 'original'), undefined, models);
     expect(backup.code, backup.stderr).toBe(0);

@@ -4,6 +4,7 @@
  * installs it in MODEL_DIR, makes it active, and the vector index is rebuilt onto it; the same collection gives the
  * same model; EMBED_ADAPT=off leaves the model alone. The real shipped model, the real service and jobs.
  */
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config.js';
@@ -109,8 +110,8 @@ describe('the embedder adapted to the collection', () => {
     const elsewhere = await tmp();
     await installShippedEmbedder({ modelDir: elsewhere });
     const rebuilt = await buildAdaptedModel({ databaseFile: path.join(t.dataDir, 'hearth.db'), modelDir: elsewhere, baseId: SHIPPED_EMBEDDER.id });
-    expect(rebuilt.manifest.id).toBe(adaptedId);
-    expect(rebuilt.manifest.sha256).toEqual(manifest.sha256);
+    expect(rebuilt.manifest!.id).toBe(adaptedId);
+    expect(rebuilt.manifest!.sha256).toEqual(manifest.sha256);
 
     // Quoting and soft term matching compare with the model's own 128 dimensions.
     const embedder = (await loadEmbedder({ modelDir, device: 'cpu', id: adaptedId }))!;
@@ -124,17 +125,19 @@ describe('the embedder adapted to the collection', () => {
     await embedder.close();
   });
 
-  /** 30 documents (more than 100 chunks) uploaded to a fresh app with `env`, given time for a check; its stats and its jobs' types. */
-  async function afterUploads(env: Record<string, string>): Promise<{ stats: any; jobTypes: string[] }> {
+  /** `texts` (by default 30 documents: more than 100 chunks) uploaded to a fresh app with `env`, given time for a check; its stats and its jobs. */
+  async function afterUploads(env: Record<string, string>, texts = documents(0, 30), settled: (stats: any) => boolean = () => true): Promise<{ stats: any; jobTypes: string[]; jobs: Array<{ type: string; state: string; result?: Record<string, unknown> }>; models: string[] }> {
     const app = await startApp({ HEARTH_DEFAULT_EMBEDDER: 'shipped', EMBED_ADAPT_MIN_CHUNKS: '100', MODEL_WATCH_SECONDS: '1', ...env });
     try {
       const editor = (await app.userWithRole('editor')).access;
-      await uploadTexts(app, editor, documents(0, 30));
+      await uploadTexts(app, editor, texts);
+      for (let i = 0; i < 600 && !settled((await app.request({ method: 'GET', url: '/api/index/stats', token: editor })).json()); i++) await new Promise((resolve) => setTimeout(resolve, 100));
       await new Promise((resolve) => setTimeout(resolve, 2500));
       await app.app.jobs.idle();
       const stats = (await app.request({ method: 'GET', url: '/api/index/stats', token: editor })).json();
-      const jobs = (await app.request({ method: 'GET', url: '/api/jobs?limit=100', token: editor })).json().jobs as Array<{ type: string }>;
-      return { stats, jobTypes: jobs.map((job) => job.type) };
+      const jobs = (await app.request({ method: 'GET', url: '/api/jobs?limit=100', token: editor })).json().jobs as Array<{ type: string; state: string; result?: Record<string, unknown> }>;
+      const models = (await readdir(path.join(app.dataDir, 'models', 'embeddings'))).sort();
+      return { stats, jobTypes: jobs.map((job) => job.type), jobs, models };
     } finally {
       await app.close();
     }
@@ -146,6 +149,28 @@ describe('the embedder adapted to the collection', () => {
     expect(stats.corpus_adaptation).toEqual({ state: 'off', detail: 'EMBED_ADAPT=off' });
     expect(stats.model_id).toMatch(/^potion-base-4M-int8@/);
     expect(jobTypes).not.toContain('index.adapt');
+  });
+
+  it('a collection of too few distinct words is not adapted (its corpus part would be empty), once, and the stats say why', async () => {
+    // 120 documents of the same 40 words: 240 chunks, 40-odd distinct frequent tokens where a corpus part needs 128.
+    const narrow = WORDS.slice(0, 40);
+    const texts = Object.fromEntries(Array.from({ length: 120 }, (_, d) => {
+      const random = mulberry32(d + 1);
+      return [`narrow-${d}.txt`, Array.from({ length: 2 }, () => Array.from({ length: 120 }, () => narrow[Math.floor(random() * narrow.length)]).join(' ') + '.').join('\n\n')];
+    }));
+    const { stats, jobs, models } = await afterUploads({}, texts, (s) => /distinct frequent words/.test(s.corpus_adaptation.detail));
+    expect(stats.chunks).toBeGreaterThanOrEqual(100);
+    expect(stats.corpus_adaptation.state).toBe('waiting');
+    const [, frequent] = /^\d+ chunks with (\d+) distinct frequent words, 128 needed: not adapted \(tried again when the collection changes\)$/.exec(stats.corpus_adaptation.detail) ?? [];
+    expect(Number(frequent), stats.corpus_adaptation.detail).toBeGreaterThanOrEqual(40); // a word may be two tokens
+    expect(Number(frequent)).toBeLessThan(128);
+    expect(stats.model_id).toMatch(/^potion-base-4M-int8@/);
+    // One look (not one every check), nothing installed, no rebuild.
+    const adapt = jobs.filter((job) => job.type === 'index.adapt');
+    expect(adapt).toHaveLength(1);
+    expect(adapt[0]).toMatchObject({ state: 'succeeded', result: { model: null, chunks: stats.chunks, adapted_tokens: 0 } });
+    expect(jobs.some((job) => job.type === 'index.rebuild')).toBe(false);
+    expect(models).toEqual(['ACTIVE', SHIPPED_EMBEDDER.id]);
   });
 
   it('past EMBED_ADAPT_MAX_CHUNKS the model is not adapted, and the stats say why', async () => {

@@ -95,6 +95,9 @@ export class TokenStream {
   }
 }
 
+/** The distinct frequent tokens a corpus part needs: twice its dimensions (fewer cannot fill the SVD's directions). */
+export const minFrequentTokens = (settings: AdaptSettings): number => 2 * settings.rank;
+
 export interface BaseTable {
   rows: number;
   dimension: number;
@@ -103,8 +106,10 @@ export interface BaseTable {
 }
 
 export interface AdaptedTable extends BaseTable {
-  /** Tokens that got a corpus part. */
+  /** Tokens that got a corpus part: none when fewer than `minFrequentTokens` were frequent enough. */
   corpusRows: number;
+  /** Distinct content tokens seen at least `minCount` times. */
+  frequentTokens: number;
   /** Content tokens read. */
   tokens: number;
 }
@@ -131,7 +136,7 @@ export function adaptTable(base: BaseTable, stream: TokenStream, settings: Adapt
   const k = tokenOf.length;
   progress(`${tokens} content tokens, ${k} frequent enough for a corpus part`);
   // The stream as rows lives only while the pairs are counted: the SVD runs without it.
-  const table = k >= 2 * rank ? svdRows(ppmi(rowStream(stream, rowOf, k), k, settings, progress), rank, progress) : null;
+  const table = k >= minFrequentTokens(settings) ? svdRows(ppmi(rowStream(stream, rowOf, k), k, settings, progress), rank, progress) : null;
 
   const dimension = base.dimension + rank;
   const int8 = base.data instanceof Int8Array;
@@ -152,7 +157,7 @@ export function adaptTable(base: BaseTable, stream: TokenStream, settings: Adapt
       data[to + base.dimension + j] = int8 ? Math.max(-127, Math.min(127, Math.round(value))) : value;
     }
   }
-  return { rows: base.rows, dimension, data, corpusRows: table ? k : 0, tokens };
+  return { rows: base.rows, dimension, data, corpusRows: table ? k : 0, frequentTokens: k, tokens };
 }
 
 /** The stream as rows: `end` between chunks. */

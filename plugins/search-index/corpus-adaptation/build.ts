@@ -8,7 +8,7 @@ import { LEXICAL_DIMENSIONS } from '../../../native/embeddings/model2vec.js';
 import { readTokenizer } from '../../../native/embeddings/onnx-embedder.js';
 import { readTokenTable } from '../../../native/embeddings/safetensors.js';
 import { modelFolder, readManifest, type EmbeddingManifest } from '../../../native/model-files/index.js';
-import { ADAPT_SETTINGS, adaptTable, contentTokenMask, TokenStream, type AdaptedTable } from './adapt.js';
+import { ADAPT_SETTINGS, adaptTable, contentTokenMask, minFrequentTokens, TokenStream, type AdaptedTable } from './adapt.js';
 
 /** Where an adapted model's id says it came from: `<base id>-corpus-<first 8 hex of its table's sha256>`. */
 export const ADAPTED_SOURCE_PREFIX = 'corpus:';
@@ -22,10 +22,14 @@ export interface AdaptOptions {
 }
 
 export interface AdaptResult {
-  manifest: EmbeddingManifest;
+  /** Null when the collection has too few distinct frequent words for a corpus part (nothing installed). */
+  manifest: EmbeddingManifest | null;
   chunks: number;
   tokens: number;
   corpusRows: number;
+  frequentTokens: number;
+  /** The distinct frequent words a corpus part needs. */
+  frequentNeeded: number;
   seconds: number;
 }
 
@@ -73,9 +77,11 @@ export async function buildAdaptedModel(options: AdaptOptions, progress: (messag
   const table = readTokenTable(await readFile(path.join(baseFolder, base.files.model)), 'embeddings');
   const stream = await collectionTokens(options.databaseFile, path.join(baseFolder, base.files.tokenizer), table.rows, progress);
   const adapted = adaptTable(table, stream, ADAPT_SETTINGS, progress);
+  const summary = { chunks: stream.chunks, tokens: adapted.tokens, corpusRows: adapted.corpusRows, frequentTokens: adapted.frequentTokens, frequentNeeded: minFrequentTokens(ADAPT_SETTINGS) };
+  // Its corpus part would be all zeros: the same ranking as the base model, for a rebuild of the whole index.
+  if (adapted.corpusRows === 0) return { manifest: null, ...summary, seconds: (performance.now() - started) / 1000 };
   const file = safetensors(adapted, table.dimension);
   const id = adaptedModelId(options.baseId, createHash('sha256').update(file).digest('hex'));
-  const summary = { chunks: stream.chunks, tokens: adapted.tokens, corpusRows: adapted.corpusRows };
   const existing = await readManifest(modelFolder(options.modelDir, 'embedding', id), 'embedding').catch(() => null);
   if (existing) return { manifest: existing, ...summary, seconds: (performance.now() - started) / 1000 };
 

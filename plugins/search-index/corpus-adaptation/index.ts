@@ -14,7 +14,8 @@ export const ADAPT_AGAIN_AFTER = 0.25;
 /**
  * off: EMBED_ADAPT=off, or the model in force is not a static one; waiting: too few chunks yet, or nothing changed
  * enough; adapting: the job runs (the vector index is rebuilt after it); in_force: search uses the adapted model;
- * failed: the last adaptation failed (tried again when the collection changes).
+ * failed: the last adaptation failed (tried again when the collection changes). A collection with too few distinct
+ * frequent words for a corpus part stays `waiting` (nothing installed) until it changes.
  */
 export interface CorpusAdaptationStatus {
   state: 'off' | 'waiting' | 'adapting' | 'in_force' | 'failed';
@@ -42,8 +43,11 @@ export interface CorpusAdaptationOptions {
 export class CorpusAdaptation {
   private work: BackgroundWork<AdaptResult> | null = null;
   private checking = false;
-  /** The chunk count an adaptation failed or was cancelled at: not tried again until the collection changes. */
-  private failedAt: number | null = null;
+  /**
+   * The chunk count an adaptation failed at, was cancelled at, or found too few distinct words at: not tried again
+   * until the collection changes.
+   */
+  private triedAt: number | null = null;
   /** The chunk count at the previous check: an adaptation waits until the collection holds still for one check. */
   private lastCount: number | null = null;
   private status: CorpusAdaptationStatus;
@@ -111,7 +115,7 @@ export class CorpusAdaptation {
         : { state: 'waiting', detail: `${chunks} chunks, ${over}` };
       return;
     }
-    if (this.failedAt === chunks) return;
+    if (this.triedAt === chunks) return;
     // Uploads one after the other leave the jobs idle between them: adapt once they are over, not half-way.
     if (!steady) {
       this.status = { state: 'waiting', detail: `${chunks} chunks and changing: adapts once the collection holds still` };
@@ -135,16 +139,22 @@ export class CorpusAdaptation {
           context.checkpoint();
           throw new JobFailure(`adapting ${baseId} to the collection failed: ${error.message}`);
         });
-        context.report({ model: result.manifest.id, chunks: result.chunks, tokens: result.tokens, adapted_tokens: result.corpusRows, seconds: Math.round(result.seconds) });
+        context.report({ model: result.manifest?.id ?? null, chunks: result.chunks, tokens: result.tokens, adapted_tokens: result.corpusRows, seconds: Math.round(result.seconds) });
+        if (!result.manifest) {
+          this.triedAt = chunks;
+          this.status = { state: 'waiting', detail: `${result.chunks} chunks with ${result.frequentTokens} distinct frequent words, ${result.frequentNeeded} needed: not adapted (tried again when the collection changes)` };
+          log.info({ base: baseId, chunks: result.chunks, frequent_words: result.frequentTokens }, 'the collection has too few distinct words to adapt the embedder to: the model in force stays');
+          return;
+        }
         log.info({ model: result.manifest.id, base: baseId, chunks: result.chunks, seconds: Math.round(result.seconds) }, 'embedder adapted to the collection: rebuilding the vector index in the background; search uses the previous model meanwhile');
-        this.failedAt = null;
+        this.triedAt = null;
         this.status = { state: 'in_force', detail: `${result.manifest.id}, adapted to ${result.chunks} chunks (the vector index is rebuilt in the background)` };
         if (result.manifest.id !== activeId) {
           await setActiveModel(this.options.modelDir, 'embedding', result.manifest.id);
           await this.putActiveInForce();
         }
       } catch (error) {
-        this.failedAt = chunks;
+        this.triedAt = chunks;
         this.status = context.signal.aborted
           ? { state: 'waiting', detail: 'the adaptation was cancelled: adapts again when the collection changes' }
           : { state: 'failed', detail: error instanceof Error ? error.message : String(error) };
