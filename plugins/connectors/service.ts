@@ -130,7 +130,8 @@ export class ConnectorsService {
   async delete(id: string, readerGroups?: string[]): Promise<{ documentsRemoved: number }> {
     await this.get(id, readerGroups);
     this.deleted.add(id);
-    await this.repository.delete(id);
+    // Decided by the delete itself: of deletes sent together, one removes the connector and the others find none.
+    if (!(await this.repository.delete(id))) throw notFound('Connector');
     for (const listener of this.deleteListeners) await listener(id);
     return { documentsRemoved: await this.removeDocumentsOf(id) };
   }

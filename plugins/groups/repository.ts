@@ -39,7 +39,15 @@ export class GroupsRepository {
     return this.db.selectFrom('groups').selectAll().where(sql<string>`lower(name)`, 'in', lowered).execute();
   }
 
+  /** A new group; a name already taken (in any case) fails on the UNIQUE index. */
   async insert(name: string, origin: 'local' | 'oidc', now: number): Promise<GroupRow> {
+    const row: GroupRow = { id: randomUUID(), name, origin, created_at: now, updated_at: now };
+    await this.db.insertInto('groups').values(row).execute();
+    return row;
+  }
+
+  /** The group of this name, made when missing; a sign-in that made it meanwhile is not an error (OIDC claim groups). */
+  async ensure(name: string, origin: 'oidc', now: number): Promise<GroupRow> {
     const row: GroupRow = { id: randomUUID(), name, origin, created_at: now, updated_at: now };
     await this.db.insertInto('groups').values(row).onConflict((oc) => oc.doNothing()).execute();
     return (await this.findByNames([name]))[0] ?? row;
@@ -53,11 +61,16 @@ export class GroupsRepository {
     });
   }
 
-  /** Removes the group and its name from every member, document and source. */
-  async delete(name: string): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('groups').where('name', '=', name).execute();
-      for (const table of NAMING_TABLES) await replaceName(trx, table, name, null);
+  /**
+   * Removes the group and its name from every member, document and source; false when there was no such group
+   * (a delete that ran first), which then changes nothing.
+   */
+  async delete(id: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const deleted = await trx.deleteFrom('groups').where('id', '=', id).returning('name').executeTakeFirst();
+      if (!deleted) return false;
+      for (const table of NAMING_TABLES) await replaceName(trx, table, deleted.name, null);
+      return true;
     });
   }
 

@@ -30,7 +30,7 @@ type MembershipListener = (userId: string) => void;
 export class GroupsService {
   private readonly listeners: MembershipListener[] = [];
 
-  /** Group names are unique in any case; a rename that raced another to one name gets the same 409. */
+  /** Group names are unique in any case; a create or rename that raced another to one name gets the same 409. */
   private readonly names: UniqueName;
 
   constructor(private readonly repository: GroupsRepository, private readonly entitlement: Entitlement) {
@@ -91,7 +91,7 @@ export class GroupsService {
   async create(name: string): Promise<GroupView> {
     const clean = name.trim();
     await this.names.assertFree(clean);
-    const row = await this.repository.insert(clean, 'local', clock.now());
+    const row = await this.names.write(this.repository.insert(clean, 'local', clock.now()));
     return toGroupView(row, 0);
   }
 
@@ -109,7 +109,8 @@ export class GroupsService {
     const stranded = await this.repository.onlyReaders(group.name);
     if (stranded) throw conflict('group_in_use', `${stranded} document(s) or source(s) are readable by this group alone: give them other groups first`);
     const members = await this.repository.members(group.name);
-    await this.repository.delete(group.name);
+    // Decided by the delete itself: of deletes sent together, one removes the group and the others find none.
+    if (!(await this.repository.delete(group.id))) throw notFound('Group');
     for (const member of members) this.notify(member.id);
     return toGroupView(group, 0);
   }
@@ -141,7 +142,7 @@ export class GroupsService {
     const canonical = [EVERYONE];
     for (const name of wanted) {
       const [existing] = await this.repository.findByNames([name]);
-      canonical.push((existing ?? (await this.repository.insert(name, 'oidc', clock.now()))).name);
+      canonical.push((existing ?? (await this.repository.ensure(name, 'oidc', clock.now()))).name);
     }
     return [...new Set(canonical)];
   }

@@ -73,12 +73,15 @@ export class UsersRepository {
   updateKeepingAnAdmin(id: string, change: Updateable<UsersTable>): Promise<'ok' | 'last_admin'> {
     return this.keepingAnAdmin(async (trx) => {
       await trx.updateTable('users').set(change).where('id', '=', id).execute();
+      return 'ok' as const;
     });
   }
 
-  deleteKeepingAnAdmin(id: string): Promise<'ok' | 'last_admin'> {
+  /** 'not_found' when the delete removed no row (another delete ran first): decided by the delete, not an earlier read. */
+  deleteKeepingAnAdmin(id: string): Promise<'ok' | 'last_admin' | 'not_found'> {
     return this.keepingAnAdmin(async (trx) => {
-      await trx.deleteFrom('users').where('id', '=', id).execute();
+      const result = await trx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+      return result.numDeletedRows > 0n ? ('ok' as const) : ('not_found' as const);
     });
   }
 
@@ -90,18 +93,18 @@ export class UsersRepository {
    * Runs a change and rolls it back if it leaves no admin behind; one transaction, so two
    * concurrent demotions cannot each see "another admin remains".
    */
-  private async keepingAnAdmin(change: (trx: Transaction<Database>) => Promise<void>): Promise<'ok' | 'last_admin'> {
+  private async keepingAnAdmin<T>(change: (trx: Transaction<Database>) => Promise<T>): Promise<T | 'last_admin'> {
     try {
-      await this.db.transaction().execute(async (trx) => {
-        await change(trx);
+      return await this.db.transaction().execute(async (trx) => {
+        const outcome = await change(trx);
         const admins = await trx
           .selectFrom('users')
           .select((eb) => eb.fn.countAll<number>().as('n'))
           .where('role', '=', 'admin')
           .executeTakeFirstOrThrow();
         if (Number(admins.n) === 0) throw new LastAdminError();
+        return outcome;
       });
-      return 'ok';
     } catch (error) {
       if (error instanceof LastAdminError) return 'last_admin';
       throw error;

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { assertPasswordPolicy, hashPassword } from '../../core/auth/passwords.js';
 import type { Role } from '../../core/auth/guard.js';
 import { clock } from '../../core/clock.js';
+import { isUniqueViolation } from '../../core/db/sqlite-errors.js';
 import { type Entitlement, tierAtLeast } from '../../core/tiers.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
 import { UniqueName } from '../../core/unique-name.js';
@@ -22,6 +23,9 @@ export function toUserView(row: UserProfileRow, entitlement: Entitlement): UserV
     updated_at: clock.iso(row.updated_at),
   };
 }
+
+/** How often a first sign-in looks for a free username again after another sign-in took the one it found. */
+const EXTERNAL_NAME_ATTEMPTS = 10;
 
 interface UsersServiceOptions {
   /** AUTH_REQUIRE_EMAIL: local users must have a non-empty email. */
@@ -73,24 +77,32 @@ export class UsersService {
 
   /**
    * A user an identity provider vouches for, made at their first sign-in: no password, and the
-   * provider's name for them made unique (base, base-2, base-3, ...: usernames are unique in any case).
+   * provider's name for them made unique (base, base-2, base-3, ...: usernames are unique in any case). Two first
+   * sign-ins at once may find the same free name: the UNIQUE index refuses the second, which takes the next one.
    */
   async createExternal(input: { usernameBase: string; email: string | null; role: Role; groups: string[] }): Promise<string> {
     const id = randomUUID();
     const now = clock.now();
-    await this.repository.insert({
-      id,
-      username: await this.freeUsername(input.usernameBase),
-      email: input.email,
-      role: input.role,
-      hashed_password: null,
-      groups: JSON.stringify(input.groups),
-      auth_source: 'oidc',
-      tokens_valid_after: 0,
-      created_at: now,
-      updated_at: now,
-    });
-    return id;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.repository.insert({
+          id,
+          username: await this.freeUsername(input.usernameBase),
+          email: input.email,
+          role: input.role,
+          hashed_password: null,
+          groups: JSON.stringify(input.groups),
+          auth_source: 'oidc',
+          tokens_valid_after: 0,
+          created_at: now,
+          updated_at: now,
+        });
+        return id;
+      } catch (error) {
+        // Another first sign-in took the free name between the look-up and the insert: take the next one.
+        if (!isUniqueViolation(error) || attempt === EXTERNAL_NAME_ATTEMPTS) throw error;
+      }
+    }
   }
 
   private async freeUsername(base: string): Promise<string> {
@@ -173,6 +185,7 @@ export class UsersService {
     const user = await this.get(id);
     const outcome = await this.repository.deleteKeepingAnAdmin(id);
     if (outcome === 'last_admin') throw conflict('last_admin', 'The last admin cannot be deleted');
+    if (outcome === 'not_found') throw notFound('User');
     for (const listener of this.listeners) listener.userChanged(id);
     return user;
   }

@@ -1,17 +1,27 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { realpathSync } from 'node:fs';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { prose } from '../fixtures/documents.js';
+import { holdUntil } from '../fixtures/held-calls.js';
 import { applyLicense, LICENSE_ENV } from '../fixtures/license.js';
 import { multipartBody } from '../fixtures/multipart.js';
+import { scratchFolders } from '../fixtures/scratch-folders.js';
 import { snapshot, startApp, type TestApp } from '../helpers.js';
 
 /**
  * Requests that arrive together and check before they write: the answer must be what one after the other would get
- * (one write, the rest the route's own 409), never a second copy and never a 500.
+ * (one write, the rest the route's own 409; one delete, the rest 404), never a second copy, a second side effect or a 500.
  */
 let t: TestApp;
-afterEach(() => t.close());
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await t.close();
+});
 
 const statuses = (responses: Array<{ statusCode: number }>) => responses.map((res) => res.statusCode).sort();
+/** The audit entries of one event, straight from the table. */
+const audited = async (event: string) => (await snapshot(t.app, 'audit_log')).filter((entry) => (entry as { event: string }).event === event);
+/** The log lines of one message. */
+const logged = (message: string) => t.logs().split('\n').filter((line) => line.includes(`"msg":"${message}"`));
 
 describe('concurrent writes', () => {
   it('one file uploaded six times at once is one document and five 409 duplicate_document', async () => {
@@ -47,5 +57,69 @@ describe('concurrent writes', () => {
     expect(statuses(answers)).toEqual([201, 409, 409, 409, 409]);
     for (const res of answers.filter((res) => res.statusCode === 409)) expect(res.json().error).toMatchObject({ code: 'username_taken', field: 'body.username' });
     expect((await snapshot(t.app, 'users')).filter((user) => (user as { username: string }).username.toLowerCase() === 'racer')).toHaveLength(1);
+  });
+
+  it('one group name created five times at once is one group and four 409 group_exists', async () => {
+    t = await startApp(LICENSE_ENV);
+    await applyLicense(t, 'ENTERPRISE');
+    const token = (await t.login()).access;
+    holdUntil(t.app.groups, 'create', 5);
+    const answers = await Promise.all(Array.from({ length: 5 }, (_, n) => t.request({ method: 'POST', url: '/api/groups', token, payload: { name: n % 2 ? 'legal' : 'Legal' } })));
+    expect(statuses(answers)).toEqual([201, 409, 409, 409, 409]);
+    for (const res of answers.filter((res) => res.statusCode === 409)) expect(res.json().error).toMatchObject({ code: 'group_exists', field: 'body.name' });
+    expect((await snapshot(t.app, 'groups')).filter((group) => (group as { name: string }).name.toLowerCase() === 'legal')).toHaveLength(1);
+    expect(await audited('group.create')).toHaveLength(1);
+  });
+
+  describe('one thing deleted five times at once: one 204 and four 404 not_found, as one after the other; its side effects happen once', () => {
+    const folder = scratchFolders('hearth-concurrent-');
+
+    /** Five DELETEs of one URL sent together, then a sixth after them (the sequential answer). */
+    async function deleteFiveTimes(url: string, token: string): Promise<void> {
+      const answers = await Promise.all(Array.from({ length: 5 }, () => t.request({ method: 'DELETE', url, token })));
+      expect(statuses(answers)).toEqual([204, 404, 404, 404, 404]);
+      const after = await t.request({ method: 'DELETE', url, token });
+      expect(after.statusCode).toBe(404);
+      for (const res of [...answers.filter((res) => res.statusCode === 404), after]) expect(res.json().error).toEqual(after.json().error);
+      expect(after.json().error.code).toBe('not_found');
+    }
+
+    it('a user', async () => {
+      t = await startApp(LICENSE_ENV);
+      await applyLicense(t, 'ENTERPRISE');
+      const { id } = await t.userWithRole('viewer', 'leaver');
+      await deleteFiveTimes(`/api/auth/users/${id}`, (await t.login()).access);
+      expect(await audited('user.delete')).toHaveLength(1);
+      expect(logged('user deleted')).toHaveLength(1);
+    });
+
+    it('a group', async () => {
+      t = await startApp(LICENSE_ENV);
+      await applyLicense(t, 'ENTERPRISE');
+      const token = (await t.login()).access;
+      const group = (await t.request({ method: 'POST', url: '/api/groups', token, payload: { name: 'Temporary' } })).json();
+      await deleteFiveTimes(`/api/groups/${group.id}`, token);
+      expect(await audited('group.delete')).toHaveLength(1);
+    });
+
+    it('a connector', async () => {
+      const root = realpathSync(await folder());
+      t = await startApp({ CONNECTOR_ALLOWED_PATHS: `/app/docs:${root}` });
+      const token = (await t.login()).access;
+      const created = await t.request({ method: 'POST', url: '/api/connectors', token, payload: { name: 'Shared', path: root, enabled: false } });
+      expect(created.statusCode, created.body).toBe(201);
+      await deleteFiveTimes(`/api/connectors/${created.json().id}`, token);
+      expect(logged('connector deleted')).toHaveLength(1);
+    });
+
+    it('a document (decided by the delete already)', async () => {
+      t = await startApp();
+      const token = (await t.login()).access;
+      const { payload, headers } = multipartBody([{ name: 'file', content: prose(31, 40), filename: 'gone.txt' }]);
+      const uploaded = await t.request({ method: 'POST', url: '/api/docs/upload', token, payload, headers });
+      expect(uploaded.statusCode, uploaded.body).toBe(202);
+      await deleteFiveTimes(`/api/docs/${uploaded.json().document.id}`, token);
+      expect(await snapshot(t.app, 'documents')).toEqual([]);
+    });
   });
 });

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { holdUntil } from '../fixtures/held-calls.js';
 import { snapshot } from '../helpers.js';
 import {
   HANDOFF_COOKIE, STATE_COOKIE, admin, call, callback, cookieOf, createProvider, idp, me, redeem, restartWith, signIn, startLogin, t, useOidcApp,
@@ -111,6 +112,23 @@ describe('OIDC login end to end', () => {
     await t.userWithRole('viewer', 'Alice');
     expect((await me((await signIn('sub-alice')).access_token)).username).toBe('alice-2');
     expect((await me((await signIn('sub-bob')).access_token)).username).toBe('bob@corp.test');
+  });
+
+  it('two first sign-ins at once whose usernames share one base get alice and alice-2 (one found the name free, the other took the next)', async () => {
+    await createProvider();
+    idp.accounts.set('sub-alice-twin', { preferred_username: 'alice', email: 'twin@corp.test' });
+    // Both callbacks are held just before the user is made until both got there, so that both look for a free name before either inserts.
+    const held = holdUntil(t.app.users, 'createExternal', 2);
+    try {
+      const signedIn = await Promise.all([signIn('sub-alice'), signIn('sub-alice-twin')]);
+      expect(held).toHaveBeenCalledTimes(2);
+      const users = await Promise.all(signedIn.map(async (tokens) => me(tokens.access_token)));
+      expect(users.map((user) => user.username).sort()).toEqual(['alice', 'alice-2']);
+      expect(await snapshot(t.app, 'oidc_identities')).toHaveLength(2);
+    } finally {
+      held.mockRestore();
+      idp.accounts.delete('sub-alice-twin');
+    }
   });
 
   it('refuses a replayed callback: the state is single use', async () => {
