@@ -2,7 +2,8 @@ import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { badRequest } from '../../core/errors.js';
+import { unsupportedMediaType } from '../../core/errors.js';
+import { ONE_FILE_LIMITS, oneFileUpload } from '../../core/one-file-upload.js';
 import { LOGO_MAX_UPLOAD_BYTES } from './logo-image.js';
 import { BrandingBody, BrandingView } from './schemas.js';
 
@@ -23,21 +24,14 @@ function etagMatches(header: string | undefined, etag: string): boolean {
   });
 }
 
-/** Reads the one `file` part; the multipart limits turn extra parts and oversize files into 413. */
+/** The one `file` part, read whole (over LOGO_MAX_UPLOAD_BYTES: 413), and nothing after it (400 one_file_only). */
 async function readUpload(request: FastifyRequest): Promise<Buffer> {
-  let upload: Buffer | undefined;
-  let strayField: string | undefined;
-  for await (const part of request.parts()) {
-    if (part.type !== 'file') continue;
-    const content = await part.toBuffer();
-    if (part.fieldname === UPLOAD_FIELD) upload = content;
-    else strayField = part.fieldname;
-  }
-  if (!upload) {
-    const detail = strayField ? `, not "${strayField}"` : '';
-    throw badRequest('file_required', `Send the image as the multipart form field "${UPLOAD_FIELD}"${detail}`, `body.${UPLOAD_FIELD}`);
-  }
-  return upload;
+  // A body that is not multipart stays the 415 it was here (the document upload answers it 400 file_required).
+  if (!request.isMultipart()) throw unsupportedMediaType('This content type is not accepted here');
+  const { file, nothingElse } = await oneFileUpload(request, { field: UPLOAD_FIELD, what: 'image', fileSizeBytes: LOGO_MAX_UPLOAD_BYTES });
+  const content = await file.toBuffer();
+  await nothingElse();
+  return content;
 }
 
 export const brandingRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -82,16 +76,15 @@ export const brandingRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   // Multipart parsing exists only in this scope: no other route accepts multipart/form-data by accident.
   await app.register(async (upload) => {
-    await upload.register(multipart, {
-      limits: { fileSize: LOGO_MAX_UPLOAD_BYTES, files: 1, fields: 0, parts: 1, fieldNameSize: 100, headerPairs: 20 },
-    });
+    await upload.register(multipart, { limits: ONE_FILE_LIMITS });
     upload.post('/api/branding/logo', {
       config: admin,
       schema: {
         summary: 'Upload the logo',
         description:
-          'multipart/form-data with one part named "file" (at most 2 MiB): PNG, JPEG, WebP, GIF or SVG. ' +
-          'Stored as a PNG of at most 512x512 without metadata. 413 too large, 415 not a supported image, 422 image_too_large.',
+          'multipart/form-data with one part named "file" (with its filename, at most 2 MiB), and nothing else: PNG, JPEG, WebP, GIF or SVG. ' +
+          'Stored as a PNG of at most 512x512 without metadata. 400 file_required, filename_required or one_file_only (a second part: nothing is stored), ' +
+          '413 too large, 415 not a supported image, 422 image_too_large.',
         tags: ['branding'],
         consumes: ['multipart/form-data'],
         response: { 200: BrandingView },

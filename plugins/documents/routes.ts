@@ -1,9 +1,9 @@
-import multipart, { type Multipart, type MultipartFile } from '@fastify/multipart';
+import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
 import { principalOf } from '../../core/auth/guard.js';
 import { clock } from '../../core/clock.js';
-import { badRequest, notFound } from '../../core/errors.js';
+import { notFound } from '../../core/errors.js';
+import { ONE_FILE_LIMITS, oneFileUpload } from '../../core/one-file-upload.js';
 import { type Entitlement, tierAtLeast } from '../../core/tiers.js';
 import type { DocumentRow } from './repository.js';
 import { attachmentDisposition } from './service.js';
@@ -33,9 +33,6 @@ function toDocumentView(row: DocumentRow, entitlement: Entitlement) {
   };
 }
 
-const UPLOAD_FIELD = 'file';
-/** @fastify/multipart's errors for a part past the upload's limits (one part, one file, one field). */
-const EXTRA_PART = /^FST_(PARTS|FILES|FIELDS)_LIMIT$/;
 /** A stored file is the uploader's content: if a browser ever renders it, it runs nothing and reaches nothing. */
 const FILE_CSP = "default-src 'none'; sandbox; frame-ancestors 'none'";
 
@@ -92,7 +89,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   // Multipart parsing exists only in this scope; the per-plan file size is applied per request.
   await app.register(async (upload) => {
-    await upload.register(multipart, { limits: { files: 1, fields: 1, parts: 1, fieldNameSize: 100, headerPairs: 20 } });
+    await upload.register(multipart, { limits: ONE_FILE_LIMITS });
     upload.post('/api/docs/upload', {
       config: { access: { role: 'editor' } },
       schema: {
@@ -107,7 +104,9 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 202: UploadResult },
       },
     }, async (request, reply) => {
-      const { file, nothingElse } = await uploadedFile(request, app.entitlement.limits().file_size_bytes);
+      // busboy's cut-off a byte past the plan's file size: the service's meter sees the excess and answers 413 as the
+      // bytes arrive, instead of after reading (and discarding) the rest of the body.
+      const { file, nothingElse } = await oneFileUpload(request, { field: 'file', what: 'document', fileSizeBytes: app.entitlement.limits().file_size_bytes + 1 });
       const uploader = principalOf(request).id;
       const document = await app.documents.upload(file.file, file.filename, uploader, await app.groups.readerGroups(uploader), nothingElse);
       app.diskFull.resolved();
@@ -117,35 +116,3 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     });
   });
 };
-
-/**
- * The one part named "file", with its filename, its bytes not yet read, and the check that nothing follows it (run
- * once its bytes are read, before the document is stored). busboy's own cut-off is set a
- * byte past the plan's file size, so that the service's meter sees the excess and answers 413 as the
- * bytes arrive instead of after reading (and discarding) the rest of the body.
- */
-async function uploadedFile(request: FastifyRequest, fileSizeBytes: number): Promise<{ file: MultipartFile; nothingElse: () => Promise<void> }> {
-  const required = badRequest('file_required', `Send the document as the multipart form field "${UPLOAD_FIELD}"`, `body.${UPLOAD_FIELD}`);
-  if (!request.isMultipart()) throw required;
-  const parts = request.parts({ limits: { fileSize: fileSizeBytes + 1 } });
-  const { value: part } = (await parts.next()) as IteratorResult<Multipart, undefined>;
-  if (part?.type === 'file' && part.fieldname === UPLOAD_FIELD && part.filename) {
-    // Read once the file is: the body must end there. A second part (busboy stops at the parts limit) would otherwise
-    // be dropped without a word while the first is stored.
-    const nothingElse = async () => {
-      const more = await parts.next().then(
-        ({ done }) => !done,
-        (error: { code?: string }) => {
-          if (EXTRA_PART.test(error.code ?? '')) return true;
-          throw error; // a body broken after the file: the error handler's multipart_malformed
-        },
-      );
-      if (more) throw badRequest('one_file_only', `Send one part, the file "${UPLOAD_FIELD}": this body held more`, 'body');
-    };
-    return { file: part, nothingElse };
-  }
-  if (part?.type === 'file') part.file.resume(); // read and dropped, so the connection stays usable
-  if (part?.fieldname !== UPLOAD_FIELD) throw required;
-  // The part came as a plain field (no filename), or from a form submitted with no file chosen (filename="").
-  throw badRequest('filename_required', `The "${UPLOAD_FIELD}" part must be a file with its filename`, `body.${UPLOAD_FIELD}`);
-}

@@ -174,8 +174,11 @@ describe('branding', () => {
         ['a file over 2 MiB', async () => [filePart(randomBytes(2 * 1024 * 1024 + 1))], 413, 'payload_too_large'],
         ['a file in another field', async () => [{ ...filePart(SVG_WITH_SCRIPT), name: 'logo' }], 400, 'file_required', 'body.file'],
         ['no file at all', async () => [], 400, 'file_required', 'body.file'],
-        ['an extra text field', async () => [{ name: 'note', content: 'hi' }, filePart(SVG_WITH_SCRIPT)], 413, 'payload_too_large'],
-        ['two files', async () => [filePart(SVG_WITH_SCRIPT), filePart(SVG_WITH_SCRIPT)], 413, 'payload_too_large'],
+        ['the file part without a filename', async () => [{ name: 'file', content: SVG_WITH_SCRIPT }], 400, 'filename_required', 'body.file'],
+        ['a text field before the file', async () => [{ name: 'note', content: 'hi' }, filePart(SVG_WITH_SCRIPT)], 400, 'file_required', 'body.file'],
+        // As the document upload: the body must end with the file (a multipart limit's 413 before).
+        ['a text field after the file', async () => [filePart(SVG_WITH_SCRIPT), { name: 'note', content: 'hi' }], 400, 'one_file_only', 'body'],
+        ['two files', async () => [filePart(SVG_WITH_SCRIPT), filePart(SVG_WITH_SCRIPT)], 400, 'one_file_only', 'body'],
       ];
 
       it.each(refusals)('%s', async (_name, parts, status, code, field) => {
