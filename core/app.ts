@@ -11,6 +11,7 @@ import type { Config } from './config.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { type Db, openDatabase } from './db/database.js';
 import { clientError, errorHandlers, frameworkError, MAX_PARAM_LENGTH, tooManyRequests } from './errors.js';
+import { replaceJsonParser } from './json-body.js';
 import { LogPrivacy, lazyRequestLogger, loggerOptions, pinoLevel } from './logger.js';
 import { type Network, systemNetwork } from './net/ssrf-guard.js';
 import { openApiOptions } from './openapi.js';
@@ -76,6 +77,8 @@ export async function buildApp({ config, logStream, https, network = systemNetwo
   app.setChildLoggerFactory(lazyRequestLogger);
   // The API speaks JSON (and multipart where a route registers it): anything else is a 415.
   app.removeContentTypeParser('text/plain');
+  // A JSON body with a prototype key is refused as such, not as JSON that does not parse.
+  replaceJsonParser(app);
 
   app.decorate('config', config);
   app.decorate('db', db);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { declaredRoutes } from '../../core/auth/guard.js';
 import { MAX_PARAM_LENGTH } from '../../core/errors.js';
 import { generateLicenseKeyPair, issueLicense } from '../../plugins/license/license-key.js';
-import { startApp, type TestApp } from '../helpers.js';
+import { snapshot, startApp, type TestApp } from '../helpers.js';
 
 /** What a refusal made while routing must carry as much as any other answer (test/api/security-headers.spec.ts). */
 const API_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY' };
@@ -75,6 +75,31 @@ describe('bad input', () => {
     const atLimit = await t.request({ method: 'POST', url: `/api/metadata/${'d'.repeat(MAX_PARAM_LENGTH)}/rules`, token, payload: {} });
     expect(atLimit.statusCode).toBe(400);
     expect(atLimit.json().error.code).toBe('validation_failed');
+  });
+
+  it('a JSON body holding a "__proto__" or "constructor.prototype" key: 400 forbidden_json_key saying so (it is valid JSON), nothing changed', async () => {
+    const token = (await t.login()).access;
+    const json = { 'content-type': 'application/json' };
+    const before = await snapshot(t.app, 'groups');
+    const poisoned = [
+      '{"name":"Poisoned","__proto__":{"role":"admin"}}',
+      '{"name":"Poisoned","constructor":{"prototype":{"role":"admin"}}}',
+      '{"name":"Poisoned","nested":[{"\\u005f_proto__":{}}]}',
+    ];
+    for (const payload of poisoned) {
+      const res = await t.request({ method: 'POST', url: '/api/groups', token, payload, headers: json });
+      expect(res.statusCode, payload).toBe(400);
+      expect(res.json(), payload).toEqual({
+        error: { code: 'forbidden_json_key', message: 'The request body is valid JSON, but a key named "__proto__" or "constructor.prototype" is not accepted', field: 'body' },
+      });
+      expect(res.headers, payload).toMatchObject(API_HEADERS);
+    }
+    expect(await snapshot(t.app, 'groups')).toEqual(before);
+    // What does not parse, or is empty, is still malformed_json.
+    for (const payload of ['{"name":', '']) {
+      const res = await t.request({ method: 'POST', url: '/api/groups', token, payload, headers: json });
+      expect(res.json(), payload).toEqual({ error: { code: 'malformed_json', message: 'The request body is not valid JSON' } });
+    }
   });
 
   it('what Node refuses before any route (headers over 16 KiB, a request that is not HTTP) is answered in the one shape, with the API headers, on a closed connection', async () => {
