@@ -78,6 +78,7 @@ export default fp(
       const check = () => adaptation.check().catch((err) => app.log.warn({ err }, 'checking whether the embedder needs adapting to the collection failed'));
       adapting = setInterval(check, (modelWatchSeconds || ADAPT_CHECK_SECONDS) * 1000);
       adapting.unref();
+      void check(); // the stats say where it stands from the start, not after the first interval
     });
     // After ingestion's hook (closed first: its jobs stopped), the one save of the vectors at shutdown.
     app.addHook('onClose', async () => {

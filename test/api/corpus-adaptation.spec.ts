@@ -13,37 +13,11 @@ import { modelFolder, readActiveModelId, readManifest } from '../../native/model
 import { buildAdaptedModel } from '../../plugins/search-index/corpus-adaptation/build.js';
 import { mulberry32 } from '../../plugins/search-index/default-embedder/linalg.js';
 import { scratchFolders } from '../fixtures/scratch-folders.js';
+import { adaptationDocuments as documents, ADAPTATION_WORDS as WORDS } from '../fixtures/adaptation-documents.js';
 import { uploadTexts } from '../fixtures/upload-texts.js';
 import { startApp, type TestApp } from '../helpers.js';
 
 const tmp = scratchFolders('hearth-adapt-');
-
-/** Plain words a tokenizer keeps whole, so that each is one frequent token. */
-const WORDS = (
-  'river mountain forest engine valve pressure pump filter cable signal router switch battery charger screen keyboard ' +
-  'printer paper ink toner kettle boiler radiator pipe drain faucet garden tomato seed soil compost fence gate lock key ' +
-  'door window glass frame roof tile brick cement ladder hammer nail screw drill saw timber plank paint brush roller ' +
-  'bottle cork barrel grape harvest cellar oven bread flour yeast butter sugar salt pepper onion garlic carrot potato ' +
-  'bridge tunnel railway station ticket platform carriage engineer driver passenger luggage harbour vessel anchor sail ' +
-  'captain crew island beach wave tide storm thunder lightning cloud rain snow frost winter summer autumn spring ' +
-  'meadow sheep cattle farmer tractor plough barn hay wheat barley orchard apple pear cherry honey bee hive wax candle ' +
-  'lamp bulb wire fuse socket plug meter voltage current circuit sensor motor gear shaft wheel brake clutch piston ' +
-  'cylinder exhaust fuel tank hose nozzle spray paint canvas easel sketch pencil eraser ruler compass map atlas globe ' +
-  'planet comet orbit rocket launch satellite antenna dish radio speaker microphone guitar violin piano drum trumpet'
-).split(' ');
-
-/** `paragraphs` paragraphs of seeded random words: a document of its own vocabulary, the same every run. */
-function document(seed: number, paragraphs: number): string {
-  const random = mulberry32(seed);
-  const out: string[] = [];
-  for (let p = 0; p < paragraphs; p++) {
-    const words = Array.from({ length: 120 }, () => WORDS[Math.floor(random() * WORDS.length)]);
-    out.push(`${words.join(' ')}.`);
-  }
-  return out.join('\n\n');
-}
-
-const documents = (from: number, count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`doc-${from + i}.txt`, document(from + i + 1, 6)]));
 
 describe('the embedder adapted to the collection', () => {
   let t: TestApp;
@@ -142,6 +116,22 @@ describe('the embedder adapted to the collection', () => {
       await app.close();
     }
   }
+
+  it('with no embedding model the stats say so from the start (the first check runs at boot, not an interval later)', async () => {
+    const app = await startApp({}); // no model installed; MODEL_WATCH_SECONDS as by default (10 s)
+    try {
+      const editor = (await app.userWithRole('editor')).access;
+      let adaptation: unknown;
+      for (let i = 0; i < 30; i++) {
+        adaptation = (await app.request({ method: 'GET', url: '/api/index/stats', token: editor })).json().corpus_adaptation;
+        if ((adaptation as { detail: string }).detail !== 'not checked yet') break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(adaptation).toEqual({ state: 'off', detail: 'no embedding model in force' });
+    } finally {
+      await app.close();
+    }
+  });
 
   it('EMBED_ADAPT=off: the model in force stays as it is', async () => {
     const { stats, jobTypes } = await afterUploads({ EMBED_ADAPT: 'off' });

@@ -229,6 +229,9 @@ describe('the admin journey in the browser', () => {
     await check(admin, 'jobs');
 
     await visit(page, '/index', 'Search index');
+    // The embedder's adaptation to the collection, as the service words it: off without a model.
+    const adaptation = page.locator('dt', { hasText: 'Adapted to this collection' }).locator('xpath=following-sibling::dd[1]');
+    expect((await adaptation.textContent())?.replace(/\s+/g, ' ').trim()).toBe('Off no embedding model in force');
     await page.getByRole('button', { name: 'Rebuild the index' }).click();
     // No embedding model in this service: the 409 is shown as the service words it.
     await page.getByRole('alert').waitFor();

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { messageOf } from '../api/errors';
 import { Alert } from '../components/Alert';
 import { useLoad } from '../components/useLoad';
@@ -8,7 +8,23 @@ import { JobProgress } from '../jobs/JobProgress';
 import { useLatestJobs } from '../jobs/useLatestJobs';
 import { roleAtLeast, session } from '../session/session';
 import { useStore } from '../store';
-import { indexStats, REBUILD_JOB_TYPE, rebuildIndex, theIndex } from './api';
+import { type AdaptationState, indexStats, type IndexStats, REBUILD_JOB_TYPE, rebuildIndex, theIndex } from './api';
+
+/** The figures are read again this often while they change (an adaptation, chunks waiting for vectors)… */
+const FOLLOW_MS = 3000;
+/** …and this often otherwise (documents arrive from other people, connectors and schedules). */
+const IDLE_MS = 15_000;
+
+const ADAPTATION: Record<AdaptationState, { label: string; badge: string }> = {
+  off: { label: 'Off', badge: '' },
+  waiting: { label: 'Not yet', badge: '' },
+  adapting: { label: 'Adapting', badge: 'badge-job-running' },
+  in_force: { label: 'In force', badge: 'badge-ok' },
+  failed: { label: 'Failed', badge: 'badge-error' },
+};
+
+/** Something is changing that the figures will show: the adaptation runs, or chunks wait for a vector of the model in force. */
+const changing = (stats: IndexStats) => stats.corpus_adaptation.state === 'adapting' || (stats.model_id !== null && stats.stale_chunks > 0);
 
 /** The search index's figures, and (editors) a rebuild of the vectors from the stored chunks. */
 export default function IndexPage() {
@@ -22,6 +38,12 @@ export default function IndexPage() {
   const { jobs, track } = useLatestJobs(REBUILD_JOB_TYPE, theIndex, loaded.reload);
   const job = jobs.get('index');
   const rebuilding = !!job && !isFinished(job);
+  useEffect(() => {
+    if (!stats) return;
+    const timer = setTimeout(loaded.reload, changing(stats) ? FOLLOW_MS : IDLE_MS);
+    return () => clearTimeout(timer);
+  }, [stats]);
+  const adaptation = stats && ADAPTATION[stats.corpus_adaptation.state];
 
   const rebuild = async () => {
     setError(null);
@@ -64,6 +86,10 @@ export default function IndexPage() {
           </dd>
           <dt>Embedding model</dt>
           <dd>{stats.model_id ? `${stats.model_id}${stats.dimension ? `, ${stats.dimension} dimensions` : ''}` : 'None installed: keyword search only'}</dd>
+          <dt>Adapted to this collection</dt>
+          <dd>
+            <span class={`badge ${adaptation!.badge}`}>{adaptation!.label}</span> <span class="muted">{stats.corpus_adaptation.detail}</span>
+          </dd>
           <dt>Device</dt>
           <dd>{stats.device ?? '—'}</dd>
           <dt>Database size</dt>

@@ -12,7 +12,11 @@ export interface IndexStats {
   database_bytes: number;
   vectors_bytes: number;
   last_rebuild_at: string | null;
+  /** The static embedder adapted to the collection (EMBED_ADAPT): where it stands, in the service's words. */
+  corpus_adaptation: { state: AdaptationState; detail: string };
 }
+
+export type AdaptationState = 'off' | 'waiting' | 'adapting' | 'in_force' | 'failed';
 
 export const indexStats = () => api<IndexStats>('/api/index/stats');
 export const rebuildIndex = () => api<Job>('/api/index/rebuild', { method: 'POST' });

@@ -86,7 +86,11 @@ export class CorpusAdaptation {
     const { modelDir, minChunks, maxChunks } = this.options;
     const inForce = this.activeEmbedding.embedder();
     const active = await resolveActiveModel(modelDir, 'embedding');
-    if (!inForce || !active || active.manifest.format !== 'model2vec' || !inForce.tokenTable) {
+    if (!inForce || !active) {
+      this.status = { state: 'off', detail: 'no embedding model in force' };
+      return;
+    }
+    if (active.manifest.format !== 'model2vec' || !inForce.tokenTable) {
       this.status = { state: 'off', detail: 'the embedding model in force is not a static (Model2Vec) model' };
       return;
     }
