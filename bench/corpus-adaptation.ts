@@ -8,8 +8,10 @@
  *   repeat    the real chunks again and again;
  *   shuffled  each copy after the first with its words shuffled within the chunk (seeded): the distinct pairs grow
  *             as a larger collection's would (an upper bound).
- * The database is written by one child process; another builds (so its peak RSS is the build's, plus tsx's
- * loader); a third only loads the shipped table and tokenizer: the baseline the build's peak is read against.
+ * The database is written by one child process; another loads the shipped table and tokenizer, as the service holds
+ * them, and builds in a worker thread as the service does (`adaptInWorker`; its peak RSS is the process's, worker
+ * included, plus tsx's loader); a third only loads the table and tokenizer: the baseline the build's peak is read
+ * against. HEARTH_BENCH_WORKER_YOUNG_MB sets the worker's young generation (default the service's; 0: V8's default).
  *
  * `npx tsx bench/corpus-adaptation.ts` (HEARTH_BENCH_CHUNKS=100000, HEARTH_BENCH_SOURCES=repeat,shuffled). Linux only (/proc).
  */
@@ -21,7 +23,7 @@ import Database from 'better-sqlite3';
 import { installShippedEmbedder, SHIPPED_EMBEDDER } from '../native/embeddings/index.js';
 import { readTokenizer } from '../native/embeddings/onnx-embedder.js';
 import { readTokenTable } from '../native/embeddings/safetensors.js';
-import { buildAdaptedModel } from '../plugins/search-index/corpus-adaptation/build.js';
+import { ADAPT_WORKER_YOUNG_MB, adaptInWorker } from '../plugins/search-index/corpus-adaptation/index.js';
 import { mulberry32 } from '../plugins/search-index/default-embedder/linalg.js';
 import { listCorpus } from '../scripts/eval/corpus.js';
 import { chunksOf, shuffledWords } from './adaptive-embedder.js';
@@ -46,24 +48,31 @@ async function writeDatabase(file: string, source: string, n: number): Promise<v
   console.log(JSON.stringify({ distinctBaseChunks: base.length }));
 }
 
-async function build(file: string, modelDir: string): Promise<void> {
-  await installShippedEmbedder({ modelDir, activate: false });
-  const started = peakRss();
-  const cpu0 = process.cpuUsage();
-  const steps: Array<[string, number]> = [];
-  const t0 = performance.now();
-  const result = await buildAdaptedModel({ databaseFile: file, modelDir, baseId: SHIPPED_EMBEDDER.id }, (step) => {
-    if (!step.startsWith('co-occurrence:') || step.includes(' of ')) steps.push([step, Math.round((performance.now() - t0) / 100) / 10]);
-  });
-  const cpu = process.cpuUsage(cpu0);
-  console.log(JSON.stringify({ chunks: result.chunks, contentTokens: result.tokens, adaptedTokens: result.corpusRows, seconds: +result.seconds.toFixed(1), cpuSeconds: +((cpu.user + cpu.system) / 1e6).toFixed(1), peakRssMB: { beforeBuild: started, end: peakRss() }, firstAndLastSteps: [steps[0], steps.at(-1)] }));
-}
-
-async function baseline(modelDir: string): Promise<void> {
+/** The shipped model's table and tokenizer loaded, as the service holds them while it adapts. */
+async function loadShippedModel(modelDir: string): Promise<void> {
   await installShippedEmbedder({ modelDir, activate: false });
   const folder = path.join(modelDir, 'embeddings', SHIPPED_EMBEDDER.id);
   await readTokenizer(path.join(folder, 'tokenizer.json'));
   readTokenTable(readFileSync(path.join(folder, 'model.safetensors')), 'embeddings');
+}
+
+async function build(file: string, modelDir: string): Promise<void> {
+  await loadShippedModel(modelDir);
+  const started = peakRss();
+  const cpu0 = process.cpuUsage();
+  const steps: Array<[string, number]> = [];
+  const t0 = performance.now();
+  const youngMb = Number(process.env.HEARTH_BENCH_WORKER_YOUNG_MB ?? ADAPT_WORKER_YOUNG_MB);
+  const result = await adaptInWorker({ databaseFile: file, modelDir, baseId: SHIPPED_EMBEDDER.id }, (step) => {
+    if (!step.startsWith('co-occurrence:') || step.includes(' of ')) steps.push([step, Math.round((performance.now() - t0) / 100) / 10]);
+  }, youngMb).done;
+  const cpu = process.cpuUsage(cpu0);
+  console.log(JSON.stringify({ workerYoungMb: youngMb || 'V8 default', chunks: result.chunks, contentTokens: result.tokens, adaptedTokens: result.corpusRows, seconds: +result.seconds.toFixed(1), cpuSeconds: +((cpu.user + cpu.system) / 1e6).toFixed(1), peakRssMB: { beforeBuild: started, end: peakRss() }, firstAndLastSteps: [steps[0], steps.at(-1)] }));
+  process.exit(0); // the worker is done; nothing else to wait for
+}
+
+async function baseline(modelDir: string): Promise<void> {
+  await loadShippedModel(modelDir);
   console.log(JSON.stringify({ baselinePeakRssMB: peakRss() }));
 }
 

@@ -20,8 +20,8 @@ export interface BackgroundWork<T> {
  * Runs a CPU-bound build in a worker thread (startWorker), so that it does not block requests. The worker posts
  * `{ type: 'progress', message }` as it goes and `{ type: 'done', result }` at the end.
  */
-export function runInWorker<T>(from: string, source: string, built: string, data: object, what: string, progress: (message: string) => void): BackgroundWork<T> {
-  const worker = startWorker(from, source, built, data);
+export function runInWorker<T>(from: string, source: string, built: string, data: object, what: string, progress: (message: string) => void, resourceLimits?: ResourceLimits): BackgroundWork<T> {
+  const worker = startWorker(from, source, built, data, resourceLimits);
   let cancelled = false;
   const done = new Promise<T>((resolve, reject) => {
     worker.on('message', (msg: { type: string; message?: string; result?: T }) => {
