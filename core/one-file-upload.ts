@@ -1,6 +1,6 @@
 import type { Multipart, MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
-import { badRequest } from './errors.js';
+import { badRequest, unsupportedMediaType } from './errors.js';
 
 /**
  * The multipart limits of a route that takes one file and nothing else (the document upload, the branding logo):
@@ -19,14 +19,14 @@ export interface OneFile {
 }
 
 /**
- * The one part named `field` of an upload, a file with its filename (400 file_required, also for a body that is not
- * multipart, or filename_required otherwise; `what` names the upload in the message). `fileSizeBytes` is busboy's
- * cut-off for its bytes.
+ * The one part named `field` of an upload, a file with its filename (400 file_required, or filename_required otherwise;
+ * `what` names the upload in the message). A body that is not multipart (JSON, which the API parses everywhere) is 415,
+ * as any other content type a route does not take. `fileSizeBytes` is busboy's cut-off for its bytes.
  */
 export async function oneFileUpload(request: FastifyRequest, { field, what, fileSizeBytes }: { field: string; what: string; fileSizeBytes: number }): Promise<OneFile> {
   const required = (other?: string) =>
     badRequest('file_required', `Send the ${what} as the multipart form field "${field}"${other ? `, not "${other}"` : ''}`, `body.${field}`);
-  if (!request.isMultipart()) throw required();
+  if (!request.isMultipart()) throw unsupportedMediaType('This content type is not accepted here');
   const parts = request.parts({ limits: { fileSize: fileSizeBytes } });
   const { value: part } = (await parts.next()) as IteratorResult<Multipart, undefined>;
   if (part?.type === 'file' && part.fieldname === field && part.filename) {

@@ -2,7 +2,6 @@ import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { unsupportedMediaType } from '../../core/errors.js';
 import { ONE_FILE_LIMITS, oneFileUpload } from '../../core/one-file-upload.js';
 import { LOGO_MAX_UPLOAD_BYTES } from './logo-image.js';
 import { BrandingBody, BrandingView } from './schemas.js';
@@ -24,10 +23,8 @@ function etagMatches(header: string | undefined, etag: string): boolean {
   });
 }
 
-/** The one `file` part, read whole (over LOGO_MAX_UPLOAD_BYTES: 413), and nothing after it (400 one_file_only). */
+/** The one `file` part of a multipart body (else 415), read whole (over LOGO_MAX_UPLOAD_BYTES: 413), and nothing after it (400 one_file_only). */
 async function readUpload(request: FastifyRequest): Promise<Buffer> {
-  // A body that is not multipart stays the 415 it was here (the document upload answers it 400 file_required).
-  if (!request.isMultipart()) throw unsupportedMediaType('This content type is not accepted here');
   const { file, nothingElse } = await oneFileUpload(request, { field: UPLOAD_FIELD, what: 'image', fileSizeBytes: LOGO_MAX_UPLOAD_BYTES });
   const content = await file.toBuffer();
   await nothingElse();
@@ -84,7 +81,7 @@ export const brandingRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'multipart/form-data with one part named "file" (with its filename, at most 2 MiB), and nothing else: PNG, JPEG, WebP, GIF or SVG. ' +
           'Stored as a PNG of at most 512x512 without metadata. 400 file_required, filename_required or one_file_only (a second part: nothing is stored), ' +
-          '413 too large, 415 not a supported image, 422 image_too_large.',
+          '413 too large, 415 a body that is not multipart or not a supported image, 422 image_too_large.',
         tags: ['branding'],
         consumes: ['multipart/form-data'],
         response: { 200: BrandingView },

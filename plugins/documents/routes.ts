@@ -98,7 +98,7 @@ export const documentsRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'multipart/form-data with one part named "file" (with its filename), and nothing else. The type is detected from the content. Answers 202 with the ' +
           'document (status queued) and its indexing job. 400 multipart_malformed, filename_required, empty_file or one_file_only (a second part: nothing is stored); 413 over the plan ' +
           'file size (cut off as the bytes arrive), 403 plan_limit_exceeded over the document count or storage, 409 duplicate_document ' +
-          'for a file already uploaded as a document the caller\'s groups may read (a copy they may not read is not named: the upload is taken), 415 for an unsupported type, 507 disk_full when the server has no space left.',
+          'for a file already uploaded as a document the caller\'s groups may read (a copy they may not read is not named: the upload is taken), 415 for a body that is not multipart or a file of an unsupported type, 507 disk_full when the server has no space left.',
         tags: ['documents'],
         consumes: ['multipart/form-data'],
         response: { 202: UploadResult },

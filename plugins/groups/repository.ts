@@ -62,34 +62,26 @@ export class GroupsRepository {
   }
 
   /**
-   * Removes the group and its name from every member, document and source; false when there was no such group
-   * (a delete that ran first), which then changes nothing.
+   * Removes the group and its name from every member, document and source, in one transaction with the check that
+   * no document or source is readable by this group alone: nothing can be given to it between the check and the
+   * delete. 'not_found' when there is no such group (a delete that ran first), the count of such documents and
+   * sources when there are any (nothing changes either way), else the members it had.
    */
-  async delete(id: string): Promise<boolean> {
+  async delete(id: string): Promise<'not_found' | { stranded: number } | { memberIds: string[] }> {
     return this.db.transaction().execute(async (trx) => {
-      const deleted = await trx.deleteFrom('groups').where('id', '=', id).returning('name').executeTakeFirst();
-      if (!deleted) return false;
-      for (const table of NAMING_TABLES) await replaceName(trx, table, deleted.name, null);
-      return true;
+      const group = await trx.selectFrom('groups').select('name').where('id', '=', id).executeTakeFirst();
+      if (!group) return 'not_found' as const;
+      const stranded = await onlyReaders(trx, group.name);
+      if (stranded) return { stranded };
+      const members = await membersOf(trx, group.name);
+      await trx.deleteFrom('groups').where('id', '=', id).execute();
+      for (const table of NAMING_TABLES) await replaceName(trx, table, group.name, null);
+      return { memberIds: members.map((member) => member.id) };
     });
   }
 
-  /** Documents and sources that only this group may read: deleting it would leave them to nobody. */
-  async onlyReaders(name: string): Promise<number> {
-    let total = 0;
-    for (const table of ['documents', 'connectors', 'integrations'] as const) {
-      const row = await sql<{ n: number }>`select count(*) as n from ${sql.table(table)} t
-        where exists (select 1 from json_each(t.groups) g where g.value = ${name})
-          and not exists (select 1 from json_each(t.groups) g where g.value <> ${name})`.execute(this.db);
-      total += Number(row.rows[0].n);
-    }
-    return total;
-  }
-
   members(name: string): Promise<Array<{ id: string; username: string; role: string; auth_source: string }>> {
-    const query = this.db.selectFrom('users').select(['id', 'username', 'role', 'auth_source']).orderBy(sql`lower(username)`);
-    if (name === 'everyone') return query.execute();
-    return query.where(sql<boolean>`exists (select 1 from json_each(users.groups) m where m.value = ${name})`).execute();
+    return membersOf(this.db, name);
   }
 
   /** The group names the user is a member of; undefined when there is no such user. */
@@ -144,4 +136,22 @@ async function replaceName(db: Db, table: (typeof NAMING_TABLES)[number], from: 
     : sql`(select json_group_array(case when value = ${from} then ${to} else value end) from json_each(t.groups))`;
   await sql`update ${sql.table(table)} as t set groups = ${replacement}
     where exists (select 1 from json_each(t.groups) where value = ${from})`.execute(db);
+}
+
+/** Documents and sources that only this group may read: deleting it would leave them to nobody. */
+async function onlyReaders(db: Db, name: string): Promise<number> {
+  let total = 0;
+  for (const table of ['documents', 'connectors', 'integrations'] as const) {
+    const row = await sql<{ n: number }>`select count(*) as n from ${sql.table(table)} t
+      where exists (select 1 from json_each(t.groups) g where g.value = ${name})
+        and not exists (select 1 from json_each(t.groups) g where g.value <> ${name})`.execute(db);
+    total += Number(row.rows[0].n);
+  }
+  return total;
+}
+
+function membersOf(db: Db, name: string): Promise<Array<{ id: string; username: string; role: string; auth_source: string }>> {
+  const query = db.selectFrom('users').select(['id', 'username', 'role', 'auth_source']).orderBy(sql`lower(username)`);
+  if (name === 'everyone') return query.execute();
+  return query.where(sql<boolean>`exists (select 1 from json_each(users.groups) m where m.value = ${name})`).execute();
 }

@@ -106,12 +106,12 @@ export class GroupsService {
 
   async delete(id: string): Promise<GroupView> {
     const group = this.mutable(await this.find(id));
-    const stranded = await this.repository.onlyReaders(group.name);
-    if (stranded) throw conflict('group_in_use', `${stranded} document(s) or source(s) are readable by this group alone: give them other groups first`);
-    const members = await this.repository.members(group.name);
-    // Decided by the delete itself: of deletes sent together, one removes the group and the others find none.
-    if (!(await this.repository.delete(group.id))) throw notFound('Group');
-    for (const member of members) this.notify(member.id);
+    // Decided by the delete itself, which checks the group's use in its own transaction: of deletes sent together, one
+    // removes the group and the others find none; a document or source given to it alone meanwhile keeps it (409).
+    const outcome = await this.repository.delete(group.id);
+    if (outcome === 'not_found') throw notFound('Group');
+    if ('stranded' in outcome) throw conflict('group_in_use', `${outcome.stranded} document(s) or source(s) are readable by this group alone: give them other groups first`);
+    for (const member of outcome.memberIds) this.notify(member);
     return toGroupView(group, 0);
   }
 

@@ -49,9 +49,10 @@ export class IntegrationsRepository {
     await this.db.updateTable('integrations').set({ sync_requested_at: null }).where('id', '=', id).where('sync_requested_at', '<=', requestedAt).execute();
   }
 
-  /** Its page records go by cascade; its documents are removed by the service first. */
-  async delete(id: string): Promise<void> {
-    await this.db.deleteFrom('integrations').where('id', '=', id).execute();
+  /** Its page records and schedules go by cascade; false when there was no such integration (a delete that ran first). */
+  async delete(id: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('integrations').where('id', '=', id).executeTakeFirst();
+    return result.numDeletedRows > 0n;
   }
 
   pages(integrationId: string): Promise<IntegrationPageRow[]> {

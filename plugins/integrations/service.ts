@@ -124,17 +124,19 @@ export class IntegrationsService {
   }
 
   /**
-   * Stops its sync and what other plugins keep for it (metadata rules, by onDelete), removes its documents from the
-   * index, then the integration and its page records (and schedules, by foreign key).
+   * Removes the integration and its page records (and schedules, by foreign key), then stops its sync and what other
+   * plugins keep for it (metadata rules, by onDelete) and removes its documents from the index. A sync still running
+   * finds the integration gone and discards what it registered.
    */
   async delete(id: string, readerGroups?: string[]): Promise<void> {
     await this.get(id, readerGroups);
+    // Decided by the delete itself: of deletes sent together, one removes the integration and the others find none.
+    if (!(await this.repository.delete(id))) throw notFound('Integration');
     const jobId = this.syncJobs.get(id);
     if (jobId) await this.options.jobs.cancel(jobId);
     for (const listener of this.deleteListeners) await listener(id);
     const documents = await this.options.documents.ofSource('integration', id);
     if (documents.length) await this.options.documents.remove(documents.map((doc) => doc.id));
-    await this.repository.delete(id);
   }
 
   /** Starts a sync job, or returns the one already queued or running for this integration. */

@@ -30,8 +30,10 @@ export class MetadataRulesRepository {
     await this.db.updateTable('metadata_rules').set(change).where('id', '=', id).execute();
   }
 
-  async delete(id: string): Promise<void> {
-    await this.db.deleteFrom('metadata_rules').where('id', '=', id).execute();
+  /** The source's rule of this id; false when it has none (a delete that ran first). */
+  async delete(sourceType: RuleRow['source_type'], sourceId: string, id: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('metadata_rules').where('id', '=', id).where('source_type', '=', sourceType).where('source_id', '=', sourceId).executeTakeFirst();
+    return result.numDeletedRows > 0n;
   }
 
   async deleteOfSource(sourceType: RuleRow['source_type'], sourceId: string): Promise<void> {

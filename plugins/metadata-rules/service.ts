@@ -109,7 +109,8 @@ export class MetadataRulesService {
 
   async delete(sourceId: string, ruleId: string): Promise<void> {
     const source = await this.source(sourceId);
-    await this.repository.delete((await this.find(source, ruleId)).id);
+    // Decided by the delete itself: of deletes sent together, one removes the rule and the others find none.
+    if (!(await this.repository.delete(source.type, source.id, ruleId))) throw notFound('Rule');
     this.changed();
   }
 

@@ -167,9 +167,9 @@ export class OidcProviders {
     return this.get(id);
   }
 
+  /** Decided by the delete itself: of deletes sent together, one removes the provider and the others find none (404). */
   async delete(id: string): Promise<void> {
-    await this.get(id);
-    await this.repository.deleteProvider(id);
+    if (!(await this.repository.deleteProvider(id))) throw notFound('OIDC provider');
   }
 
   /** The login page's providers: the table's, or the complete env ones only while the table is empty. */

@@ -34,8 +34,10 @@ export class OidcRepository {
     await this.db.updateTable('oidc_providers').set(change).where('id', '=', id).execute();
   }
 
-  async deleteProvider(id: string): Promise<void> {
-    await this.db.deleteFrom('oidc_providers').where('id', '=', id).execute();
+  /** False when there was no such provider (a delete that ran first). */
+  async deleteProvider(id: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('oidc_providers').where('id', '=', id).executeTakeFirst();
+    return result.numDeletedRows > 0n;
   }
 
   async insertLoginState(row: Insertable<OidcLoginStatesTable>): Promise<void> {

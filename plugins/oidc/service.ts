@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import * as client from 'openid-client';
 import type { Role } from '../../core/auth/guard.js';
 import { clock } from '../../core/clock.js';
+import { isUniqueViolation } from '../../core/db/sqlite-errors.js';
 import type { SecretBox } from '../../core/crypto/secret-box.js';
 import { HttpError, badRequest } from '../../core/errors.js';
 import type { GroupsService } from '../groups/index.js';
@@ -144,9 +145,17 @@ export class OidcService {
     const groups = stringList(claims.groups);
     const role: Role = groups.some((group) => provider.adminGroups.includes(group)) ? 'admin' : 'viewer';
     const email = typeof claims.email === 'string' && /^[^\s@]+@[^\s@]+$/.test(claims.email) && claims.email.length <= 254 ? claims.email : null;
-    const id = await this.users.createExternal({ usernameBase: baseUsername(claims, provider.name), email, role, groups: await this.groups.ensureClaimGroups(groups) });
-    await this.repository.insertIdentity({ issuer: claims.iss, subject: claims.sub, provider: provider.name, user_id: id, created_at: clock.now() });
-    return { userId: id, created: true };
+    const input = { usernameBase: baseUsername(claims, provider.name), email, role, groups: await this.groups.ensureClaimGroups(groups) };
+    try {
+      const link = (id: string) => this.repository.insertIdentity({ issuer: claims.iss, subject: claims.sub, provider: provider.name, user_id: id, created_at: clock.now() });
+      return { userId: await this.users.createExternal(input, link), created: true };
+    } catch (error) {
+      // A first sign-in of the same identity at the same moment linked its user first (the key refused this one's,
+      // whose user is gone again): that user is this sign-in's too, as it would be one after the other.
+      const first = isUniqueViolation(error) ? await this.repository.findIdentityUser(claims.iss, claims.sub) : undefined;
+      if (!first) throw error;
+      return { userId: first, created: false };
+    }
   }
 
   private async issueHandoff(userId: string): Promise<string> {

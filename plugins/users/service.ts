@@ -24,6 +24,14 @@ export function toUserView(row: UserProfileRow, entitlement: Entitlement): UserV
   };
 }
 
+/** A user made at their first sign-in through an identity provider. */
+interface ExternalUser {
+  usernameBase: string;
+  email: string | null;
+  role: Role;
+  groups: string[];
+}
+
 /** How often a first sign-in looks for a free username again after another sign-in took the one it found. */
 const EXTERNAL_NAME_ATTEMPTS = 10;
 
@@ -79,9 +87,22 @@ export class UsersService {
    * A user an identity provider vouches for, made at their first sign-in: no password, and the
    * provider's name for them made unique (base, base-2, base-3, ...: usernames are unique in any case). Two first
    * sign-ins at once may find the same free name: the UNIQUE index refuses the second, which takes the next one.
+   * `link` then ties the user to what vouched for them (the OIDC identity); when it throws, the user is removed again
+   * and the error passed on, so a sign-in that lost the identity to another one at the same moment leaves no user.
    */
-  async createExternal(input: { usernameBase: string; email: string | null; role: Role; groups: string[] }): Promise<string> {
+  async createExternal(input: ExternalUser, link?: (id: string) => Promise<void>): Promise<string> {
     const id = randomUUID();
+    await this.insertExternal(id, input);
+    try {
+      await link?.(id);
+    } catch (error) {
+      await this.repository.deleteKeepingAnAdmin(id);
+      throw error;
+    }
+    return id;
+  }
+
+  private async insertExternal(id: string, input: ExternalUser): Promise<void> {
     const now = clock.now();
     for (let attempt = 1; ; attempt++) {
       try {
@@ -97,7 +118,7 @@ export class UsersService {
           created_at: now,
           updated_at: now,
         });
-        return id;
+        return;
       } catch (error) {
         // Another first sign-in took the free name between the look-up and the insert: take the next one.
         if (!isUniqueViolation(error) || attempt === EXTERNAL_NAME_ATTEMPTS) throw error;

@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { prose } from '../fixtures/documents.js';
-import { holdUntil } from '../fixtures/held-calls.js';
+import { holdTogether, holdUntil } from '../fixtures/held-calls.js';
 import { applyLicense, LICENSE_ENV } from '../fixtures/license.js';
 import { multipartBody } from '../fixtures/multipart.js';
 import { scratchFolders } from '../fixtures/scratch-folders.js';
@@ -71,6 +71,37 @@ describe('concurrent writes', () => {
     expect(await audited('group.create')).toHaveLength(1);
   });
 
+  it('a group deleted while a document is given to it alone: the delete and its group_in_use check are one, so one of the two goes first', async () => {
+    t = await startApp(LICENSE_ENV);
+    await applyLicense(t, 'ENTERPRISE');
+    const token = (await t.login()).access;
+    const { payload, headers } = multipartBody([{ name: 'file', content: prose(41, 40), filename: 'plan.txt' }]);
+    const documentId = (await t.request({ method: 'POST', url: '/api/docs/upload', token, payload, headers })).json().document.id;
+    const group = (await t.request({ method: 'POST', url: '/api/groups', token, payload: { name: 'Legal' } })).json();
+    // Both held at the groups service until both got there, so that the delete's check meets the access change.
+    holdTogether([t.app.groups, 'delete'], [t.app.groups, 'setDocumentGroups']);
+    const [deleted, given] = await Promise.all([
+      t.request({ method: 'DELETE', url: `/api/groups/${group.id}`, token }),
+      t.request({ method: 'PUT', url: `/api/documents/${documentId}/access`, token, payload: { groups: ['Legal'] } }),
+    ]);
+    const [document] = (await snapshot(t.app, 'documents')) as Array<{ groups: string }>;
+    const groups = (await snapshot(t.app, 'groups')).map((row) => (row as { name: string }).name);
+    if (deleted.statusCode === 204) {
+      // The delete first: the access change then names a group that is gone.
+      expect(given.statusCode, given.body).toBe(400);
+      expect(given.json().error).toMatchObject({ code: 'unknown_group', field: 'body.groups' });
+      expect(JSON.parse(document.groups)).toEqual(['everyone']);
+      expect(groups).toEqual(['everyone']);
+    } else {
+      // The access change first: the group now alone reads the document and stays.
+      expect(deleted.statusCode, deleted.body).toBe(409);
+      expect(deleted.json().error.code).toBe('group_in_use');
+      expect(given.statusCode, given.body).toBe(200);
+      expect(JSON.parse(document.groups)).toEqual(['Legal']);
+      expect(groups.sort()).toEqual(['Legal', 'everyone']);
+    }
+  });
+
   describe('one thing deleted five times at once: one 204 and four 404 not_found, as one after the other; its side effects happen once', () => {
     const folder = scratchFolders('hearth-concurrent-');
 
@@ -110,6 +141,50 @@ describe('concurrent writes', () => {
       expect(created.statusCode, created.body).toBe(201);
       await deleteFiveTimes(`/api/connectors/${created.json().id}`, token);
       expect(logged('connector deleted')).toHaveLength(1);
+    });
+
+    it('an integration: its metadata rules go once, by its delete listener', async () => {
+      t = await startApp(LICENSE_ENV);
+      await applyLicense(t, 'PRO');
+      const token = (await t.login()).access;
+      const created = await t.request({ method: 'POST', url: '/api/integrations', token, payload: { name: 'Wiki', kind: 'web', config: { start_url: 'http://127.0.0.1:9/', allow_private_network: true }, enabled: false } });
+      expect(created.statusCode, created.body).toBe(201);
+      const { id } = created.json();
+      const rule = await t.request({ method: 'POST', url: `/api/metadata/${id}/rules`, token, payload: { field_name: 'team', pattern: 'team: (\\w+)', scope: 'full', level: 'document' } });
+      expect(rule.statusCode, rule.body).toBe(201);
+      const dropRules = vi.spyOn(t.app.metadataRules, 'sourceDeleted');
+      await deleteFiveTimes(`/api/integrations/${id}`, token);
+      expect(logged('integration deleted')).toHaveLength(1);
+      expect(dropRules).toHaveBeenCalledTimes(1);
+      expect(await snapshot(t.app, 'metadata_rules')).toEqual([]);
+    });
+
+    it('an OIDC provider', async () => {
+      t = await startApp(LICENSE_ENV);
+      await applyLicense(t, 'ENTERPRISE');
+      const token = (await t.login()).access;
+      const created = await t.request({
+        method: 'POST', url: '/api/admin/oidc/providers', token, payload: {
+          name: 'corp', display_name: 'Corp', client_id: 'hearth', discovery_url: 'http://127.0.0.1:9/.well-known/openid-configuration',
+          redirect_uri: 'http://127.0.0.1:8000/api/auth/oidc/corp/callback', allow_private_network: true,
+        },
+      });
+      expect(created.statusCode, created.body).toBe(201);
+      await deleteFiveTimes(`/api/admin/oidc/providers/${created.json().id}`, token);
+      expect((await audited('config.update')).filter((entry) => JSON.parse((entry as { details: string }).details).action === 'delete')).toHaveLength(1);
+      expect(logged('oidc provider deleted')).toHaveLength(1);
+      expect(await snapshot(t.app, 'oidc_providers')).toEqual([]);
+    });
+
+    it('a metadata rule', async () => {
+      t = await startApp(LICENSE_ENV);
+      await applyLicense(t, 'PRO');
+      const token = (await t.login()).access;
+      const rule = await t.request({ method: 'POST', url: '/api/metadata/uploads/rules', token, payload: { field_name: 'team', pattern: 'team: (\\w+)', scope: 'full', level: 'document' } });
+      expect(rule.statusCode, rule.body).toBe(201);
+      await deleteFiveTimes(`/api/metadata/uploads/rules/${rule.json().id}`, token);
+      expect(logged('metadata rule deleted')).toHaveLength(1);
+      expect(await snapshot(t.app, 'metadata_rules')).toEqual([]);
     });
 
     it('a document (decided by the delete already)', async () => {

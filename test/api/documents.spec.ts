@@ -92,8 +92,10 @@ describe('with the embedding model installed', () => {
     const wrongField = await t.request({ method: 'POST', url: '/api/docs/upload', token: editor, ...multipartBody([{ name: 'document', content: 'hello', filename: 'a.txt' }]) });
     expect(wrongField.statusCode).toBe(400);
     expect(wrongField.json().error.field).toBe('body.file');
+    // A body that is not multipart is a content type the upload does not take, as for the branding logo.
     const json = await t.request({ method: 'POST', url: '/api/docs/upload', token: editor, payload: { file: 'x' } });
-    expect(json.statusCode).toBe(400);
+    expect(json.statusCode).toBe(415);
+    expect(json.json().error.code).toBe('unsupported_media_type');
 
     expect(await snapshot(t.app, 'documents')).toEqual(before);
     expect(readdirCount(path.join(t.dataDir, 'documents'))).toBe(1);

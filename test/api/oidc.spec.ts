@@ -131,6 +131,26 @@ describe('OIDC login end to end', () => {
     }
   });
 
+  it('two first sign-ins of one identity at once are one user: the one whose link came second signs in as the user the first made', async () => {
+    await createProvider();
+    // Both callbacks are held just before the user is made until both got there: both found no user for (issuer, sub).
+    const held = holdUntil(t.app.users, 'createExternal', 2);
+    try {
+      const signedIn = await Promise.all([signIn('sub-alice'), signIn('sub-alice')]);
+      expect(held).toHaveBeenCalledTimes(2);
+      const users = await Promise.all(signedIn.map(async (tokens) => me(tokens.access_token)));
+      expect(users[1]).toEqual(users[0]);
+      expect(users[0]).toMatchObject({ username: 'alice', groups: ['everyone', 'staff'], auth_source: 'oidc' });
+      expect((await snapshot(t.app, 'users')).filter((user) => (user as { auth_source: string }).auth_source === 'oidc')).toHaveLength(1);
+      expect(await snapshot(t.app, 'oidc_identities')).toMatchObject([{ subject: 'sub-alice', user_id: users[0].id }]);
+      // Provisioned once, as one after the other would be: one audit entry, one log line.
+      expect((await snapshot(t.app, 'audit_log')).filter((entry) => (entry as { event: string }).event === 'user.create')).toHaveLength(1);
+      expect(t.logs().split('\n').filter((line) => line.includes('"msg":"oidc user provisioned"'))).toHaveLength(1);
+    } finally {
+      held.mockRestore();
+    }
+  });
+
   it('refuses a replayed callback: the state is single use', async () => {
     await createProvider();
     const { authorizationUrl, state } = await startLogin();
