@@ -19,11 +19,14 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { installShippedEmbedder, SHIPPED_EMBEDDER } from '../native/embeddings/index.js';
 import { readTokenizer } from '../native/embeddings/onnx-embedder.js';
 import { readTokenTable } from '../native/embeddings/safetensors.js';
+import { buildAdaptedModel } from '../plugins/search-index/corpus-adaptation/build.js';
 import { ADAPT_WORKER_YOUNG_MB, adaptInWorker } from '../plugins/search-index/corpus-adaptation/index.js';
+import { setActiveModel } from '../native/model-files/index.js';
 import { mulberry32 } from '../plugins/search-index/default-embedder/linalg.js';
 import { listCorpus } from '../scripts/eval/corpus.js';
 import { chunksOf, shuffledWords } from './adaptive-embedder.js';
@@ -31,7 +34,8 @@ import { peakRssMiB, ROOT } from './harness.js';
 
 const peakRss = () => Math.round(peakRssMiB(process.pid) ?? 0);
 
-async function writeDatabase(file: string, source: string, n: number): Promise<void> {
+/** `n` chunks of node_modules' markdown (`source` repeat or shuffled, above) in a `chunks` table; the distinct ones' count. */
+export async function writeDatabase(file: string, source: string, n: number): Promise<number> {
   const base: string[] = [];
   for (const doc of await listCorpus(path.join(ROOT, 'node_modules'))) base.push(...chunksOf(readFileSync(doc.file, 'utf8')));
   const random = mulberry32(20261130);
@@ -45,7 +49,7 @@ async function writeDatabase(file: string, source: string, n: number): Promise<v
     }
   })();
   db.close();
-  console.log(JSON.stringify({ distinctBaseChunks: base.length }));
+  return base.length;
 }
 
 /** The shipped model's table and tokenizer loaded, as the service holds them while it adapts. */
@@ -71,6 +75,19 @@ async function build(file: string, modelDir: string): Promise<void> {
   process.exit(0); // the worker is done; nothing else to wait for
 }
 
+/**
+ * The shipped model adapted to `chunks` chunks of node_modules' markdown, installed and made active in `modelDir`: a
+ * real adapted model (192 dimensions) for the search benches (BENCH_SEARCH_MODEL=adapted).
+ */
+export async function installAdaptedShippedModel(modelDir: string, chunks = 3000): Promise<void> {
+  await installShippedEmbedder({ modelDir });
+  const file = path.join(modelDir, 'adapt-chunks.db');
+  await writeDatabase(file, 'repeat', chunks);
+  const { manifest } = await buildAdaptedModel({ databaseFile: file, modelDir, baseId: SHIPPED_EMBEDDER.id });
+  rmSync(file);
+  await setActiveModel(modelDir, 'embedding', manifest!.id);
+}
+
 async function baseline(modelDir: string): Promise<void> {
   await loadShippedModel(modelDir);
   console.log(JSON.stringify({ baselinePeakRssMB: peakRss() }));
@@ -79,7 +96,7 @@ async function baseline(modelDir: string): Promise<void> {
 async function main(): Promise<void> {
   const n = Number(process.env.HEARTH_BENCH_CHUNKS ?? 100_000);
   const [flag, a, b] = process.argv.slice(2);
-  if (flag === '--write') return writeDatabase(a, b, n);
+  if (flag === '--write') return console.log(JSON.stringify({ distinctBaseChunks: await writeDatabase(a, b, n) }));
   if (flag === '--build') return build(a, b);
   if (flag === '--baseline') return baseline(a);
   const self = path.join(ROOT, 'bench', 'corpus-adaptation.ts');
@@ -99,4 +116,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) await main();

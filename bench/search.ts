@@ -24,6 +24,7 @@ import { STOPWORDS } from '../core/text/words.js';
 import { KEYWORD_LIMITS, candidateTerms, planKeywordQuery, probedFrequency, queryWords, quoteTerm } from '../plugins/retrieval/keyword-query.js';
 import { insertDocuments, type SeedDocument, type SeededChunk } from '../test/fixtures/search-data.js';
 import { installTinyEmbeddingModel } from '../test/fixtures/tiny-embedding-model.js';
+import { installAdaptedShippedModel } from './corpus-adaptation.js';
 import { cachedDefaultModel } from './default-embedder.js';
 import { installMiniLmShapeModel } from './minilm-shape-model.js';
 
@@ -243,13 +244,14 @@ async function benchSize(chunks: number, queryCount: number, embedder: Embedder)
 }
 
 /** The models the search benches embed queries with (BENCH_SEARCH_MODEL). */
-export const SEARCH_MODELS = ['minilm-shape-int8', 'tiny', 'builtin', 'shipped'] as const;
+export const SEARCH_MODELS = ['minilm-shape-int8', 'tiny', 'builtin', 'shipped', 'adapted'] as const;
 export type SearchModel = (typeof SEARCH_MODELS)[number];
 
 /**
  * BENCH_SEARCH_MODEL (else `fallback`), checked, and the folder to load it from: the int8 MiniLM shape (the default
  * pulled model's architecture), the tiny test model and the embedder shipped with Hearth (what a fresh box runs:
- * potion-base-4M-int8, 128 dimensions) are written into `scratch`; Hearth's WordNet build (hearth-wordnet-static,
+ * potion-base-4M-int8, 128 dimensions) and the same adapted to 3,000 chunks of node_modules' markdown (the model EMBED_ADAPT
+ * puts in force: 192 dimensions) are written into `scratch`; Hearth's WordNet build (hearth-wordnet-static,
  * 256 dimensions, HEARTH_DEFAULT_EMBEDDER=build) is the benches' cached build.
  */
 export async function searchModel(scratch: string, fallback: SearchModel): Promise<{ model: SearchModel; modelDir: string }> {
@@ -258,6 +260,7 @@ export async function searchModel(scratch: string, fallback: SearchModel): Promi
   if (model === 'builtin') return { model, modelDir: (await cachedDefaultModel()).modelDir };
   if (model === 'tiny') await installTinyEmbeddingModel(scratch, { hidden: 384 });
   else if (model === 'shipped') await installShippedEmbedder({ modelDir: scratch });
+  else if (model === 'adapted') await installAdaptedShippedModel(scratch);
   else await installMiniLmShapeModel(scratch, { int8: true });
   return { model, modelDir: scratch };
 }
