@@ -1,5 +1,6 @@
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import { type Expression, type InsertObject, type Selectable, sql, type Updateable } from 'kysely';
 import type { Db } from '../../core/db/database.js';
+import type { Database } from '../../core/db/schema.js';
 import { readableBy } from '../groups/index.js';
 import type { DocumentStatus, DocumentsTable, SourceType } from '../../core/db/documents-schema.js';
 
@@ -31,15 +32,18 @@ export class DocumentsRepository {
     return rows.map((row) => row.id);
   }
 
-  /** The groups a connector's or integration's new documents get (migration 0012); everyone when the source is gone. */
-  async sourceGroups(sourceType: SourceType, sourceId: string | null): Promise<string> {
-    if (sourceType === 'upload' || !sourceId) return '["everyone"]';
+  /**
+   * The groups a connector's or integration's new documents get (migration 0012), read from the source's row by the
+   * insert itself: an access change of the source, or a group's delete or rename, that went first is never undone by a
+   * copy read before it. Everyone when the source is gone.
+   */
+  sourceGroups(sourceType: SourceType, sourceId: string | null): Expression<string> {
+    if (sourceType === 'upload' || !sourceId) return sql<string>`'["everyone"]'`;
     const table = sourceType === 'connector' ? 'connectors' : 'integrations';
-    const row = await this.db.selectFrom(table).select('groups').where('id', '=', sourceId).executeTakeFirst();
-    return row?.groups ?? '["everyone"]';
+    return sql<string>`coalesce((select groups from ${sql.table(table)} where id = ${sourceId}), '["everyone"]')`;
   }
 
-  async insert(document: Insertable<DocumentsTable>): Promise<void> {
+  async insert(document: InsertObject<Database, 'documents'>): Promise<void> {
     await this.db.insertInto('documents').values(document).execute();
   }
 

@@ -349,7 +349,7 @@ export class DocumentsService {
     else {
       await this.repository.insert({
         id, ...fields, source_type: input.sourceType, source_id: input.sourceId, source_path: input.sourcePath,
-        page_count: null, chunk_count: 0, metadata: '{}', groups: await this.repository.sourceGroups(input.sourceType, input.sourceId), uploaded_by: null, created_at: now, indexed_at: null,
+        page_count: null, chunk_count: 0, metadata: '{}', groups: this.repository.sourceGroups(input.sourceType, input.sourceId), uploaded_by: null, created_at: now, indexed_at: null,
       });
     }
     return { document: (await this.repository.findById(id))!, changed: true };

@@ -6,6 +6,8 @@ import { readableBy } from './readable.js';
 
 export type GroupRow = Selectable<GroupsTable>;
 export type AccessSource = 'connectors' | 'integrations';
+/** An access change by group names: no such document or source (or not the caller's to change), names with no group, or the names as the groups table spells them. */
+export type Assignment = 'not_found' | { missing: string[] } | { groups: string[] };
 
 /** Tables whose JSON `groups` column names groups: members (users), ACLs (documents) and source defaults. */
 const NAMING_TABLES = ['users', 'documents', 'connectors', 'integrations'] as const;
@@ -34,9 +36,7 @@ export class GroupsRepository {
 
   /** The groups of these names, matched in any case. */
   findByNames(names: string[]): Promise<GroupRow[]> {
-    if (!names.length) return Promise.resolve([]);
-    const lowered = names.map((name) => name.toLowerCase());
-    return this.db.selectFrom('groups').selectAll().where(sql<string>`lower(name)`, 'in', lowered).execute();
+    return groupsNamed(this.db, names);
   }
 
   /** A new group; a name already taken (in any case) fails on the UNIQUE index. */
@@ -46,11 +46,23 @@ export class GroupsRepository {
     return row;
   }
 
-  /** The group of this name, made when missing; a sign-in that made it meanwhile is not an error (OIDC claim groups). */
-  async ensure(name: string, origin: 'oidc', now: number): Promise<GroupRow> {
-    const row: GroupRow = { id: randomUUID(), name, origin, created_at: now, updated_at: now };
-    await this.db.insertInto('groups').values(row).onConflict((oc) => oc.doNothing()).execute();
-    return (await this.findByNames([name]))[0] ?? row;
+  /**
+   * Makes the groups of these names (origin oidc) where missing and sets them as the user's groups, `everyone` first, in
+   * one transaction: a group deleted or renamed while the user signed in is made again, as a sign-in after it would
+   * make it (OIDC claim groups). Returns the names as the groups table spells them.
+   */
+  async joinClaimGroups(userId: string, names: string[], now: number): Promise<string[]> {
+    return this.db.transaction().execute(async (trx) => {
+      const groups = ['everyone'];
+      for (const name of names) {
+        const row: GroupRow = { id: randomUUID(), name, origin: 'oidc', created_at: now, updated_at: now };
+        await trx.insertInto('groups').values(row).onConflict((oc) => oc.doNothing()).execute();
+        groups.push(((await groupsNamed(trx, [name]))[0] ?? row).name);
+      }
+      const joined = [...new Set(groups)];
+      await trx.updateTable('users').set({ groups: JSON.stringify(joined) }).where('id', '=', userId).execute();
+      return joined;
+    });
   }
 
   /** Renames the group and every JSON array that names it, in one transaction. */
@@ -90,13 +102,22 @@ export class GroupsRepository {
     return row ? (JSON.parse(row.groups) as string[]) : undefined;
   }
 
-  async setMemberships(userId: string, groups: string[]): Promise<void> {
-    await this.db.updateTable('users').set({ groups: JSON.stringify(groups) }).where('id', '=', userId).execute();
-  }
-
-  async documentGroups(documentId: string): Promise<string[] | undefined> {
-    const row = await this.db.selectFrom('documents').select('groups').where('id', '=', documentId).executeTakeFirst();
-    return row ? (JSON.parse(row.groups) as string[]) : undefined;
+  /**
+   * Adds the user to the group (`join`) or takes them out of it, in one transaction with the read of the group's name and
+   * of the user's groups: a delete or rename of this group or another one meanwhile is never undone by a stale copy.
+   * 'no_group' or 'no_user' when either is gone (nothing changes).
+   */
+  async setMembership(groupId: string, userId: string, join: boolean): Promise<'no_group' | 'no_user' | 'done'> {
+    return this.db.transaction().execute(async (trx) => {
+      const group = await trx.selectFrom('groups').select('name').where('id', '=', groupId).executeTakeFirst();
+      if (!group) return 'no_group' as const;
+      const user = await trx.selectFrom('users').select('groups').where('id', '=', userId).executeTakeFirst();
+      if (!user) return 'no_user' as const;
+      const groups = JSON.parse(user.groups) as string[];
+      const next = join ? (groups.includes(group.name) ? groups : [...groups, group.name]) : groups.filter((name) => name !== group.name);
+      await trx.updateTable('users').set({ groups: JSON.stringify(next) }).where('id', '=', userId).execute();
+      return 'done' as const;
+    });
   }
 
   /** Which of these documents the reader's groups may read. */
@@ -106,21 +127,34 @@ export class GroupsRepository {
     return new Set(rows.map((row) => row.id));
   }
 
-  /** Sets a document's allowed groups; false when there is no such document. */
-  async setDocumentGroups(documentId: string, groups: string[], now: number): Promise<boolean> {
-    const result = await this.db.updateTable('documents').set({ groups: JSON.stringify(groups), updated_at: now }).where('id', '=', documentId).executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+  /**
+   * Sets a document's allowed groups, named in any case, in one transaction with the test of the groups it has
+   * (`mayChange`) and the check that every name is a group's: a group deleted or renamed meanwhile is refused as one
+   * that never existed, never written. 'not_found' when there is no such document or `mayChange` refuses it.
+   */
+  async setDocumentGroups(documentId: string, names: string[], mayChange: (current: string[]) => boolean, now: number): Promise<Assignment> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom('documents').select('groups').where('id', '=', documentId).executeTakeFirst();
+      if (!row || !mayChange(JSON.parse(row.groups) as string[])) return 'not_found' as const;
+      const named = await spelled(trx, names);
+      if ('missing' in named) return named;
+      await trx.updateTable('documents').set({ groups: JSON.stringify(named.groups), updated_at: now }).where('id', '=', documentId).execute();
+      return named;
+    });
   }
 
-  /** Sets a source's groups and those of every document it brought in; false when there is no such source. */
-  async setSourceGroups(source: AccessSource, id: string, groups: string[], now: number): Promise<boolean> {
-    const json = JSON.stringify(groups);
+  /** The same for a source, whose documents (those it brought in) get the groups too, in the same transaction. */
+  async setSourceGroups(source: AccessSource, id: string, names: string[], mayChange: (current: string[]) => boolean, now: number): Promise<Assignment> {
     return this.db.transaction().execute(async (trx) => {
-      const result = await trx.updateTable(source).set({ groups: json, updated_at: now }).where('id', '=', id).executeTakeFirst();
-      if (result.numUpdatedRows === 0n) return false;
+      const row = await trx.selectFrom(source).select('groups').where('id', '=', id).executeTakeFirst();
+      if (!row || !mayChange(JSON.parse(row.groups) as string[])) return 'not_found' as const;
+      const named = await spelled(trx, names);
+      if ('missing' in named) return named;
+      const json = JSON.stringify(named.groups);
+      await trx.updateTable(source).set({ groups: json, updated_at: now }).where('id', '=', id).execute();
       const sourceType = source === 'connectors' ? 'connector' : 'integration';
       await trx.updateTable('documents').set({ groups: json, updated_at: now }).where('source_type', '=', sourceType).where('source_id', '=', id).execute();
-      return true;
+      return named;
     });
   }
 
@@ -128,6 +162,20 @@ export class GroupsRepository {
     const row = await this.db.selectFrom(source).select('groups').where('id', '=', id).executeTakeFirst();
     return row ? (JSON.parse(row.groups) as string[]) : undefined;
   }
+}
+
+/** The groups of these names, matched in any case (inside a transaction, through its `trx`). */
+function groupsNamed(db: Db, names: string[]): Promise<GroupRow[]> {
+  if (!names.length) return Promise.resolve([]);
+  const lowered = names.map((name) => name.toLowerCase());
+  return db.selectFrom('groups').selectAll().where(sql<string>`lower(name)`, 'in', lowered).execute();
+}
+
+/** Group names given in any case as the groups table spells them (each once, in the order given), or those it has no group of. */
+async function spelled(db: Db, names: string[]): Promise<{ missing: string[] } | { groups: string[] }> {
+  const byLower = new Map((await groupsNamed(db, names)).map((group) => [group.name.toLowerCase(), group.name]));
+  const missing = names.filter((name) => !byLower.has(name.toLowerCase()));
+  return missing.length ? { missing } : { groups: [...new Set(names.map((name) => byLower.get(name.toLowerCase())!))] };
 }
 
 /** Replaces (or, with null, removes) a name in every row's JSON `groups` array that holds it. */

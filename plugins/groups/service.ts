@@ -4,7 +4,7 @@ import { clock } from '../../core/clock.js';
 import { badRequest, conflict, notFound } from '../../core/errors.js';
 import { type Entitlement, tierAtLeast } from '../../core/tiers.js';
 import { UniqueName } from '../../core/unique-name.js';
-import type { AccessSource, GroupRow, GroupsRepository } from './repository.js';
+import type { AccessSource, Assignment, GroupRow, GroupsRepository } from './repository.js';
 import { sharesGroup } from './readable.js';
 
 export const EVERYONE = 'everyone';
@@ -120,60 +120,37 @@ export class GroupsService {
   }
 
   async addMember(id: string, userId: string): Promise<void> {
-    const group = this.mutable(await this.find(id));
-    const groups = await this.memberships(userId);
-    if (!groups.includes(group.name)) await this.repository.setMemberships(userId, [...groups, group.name]);
-    this.notify(userId);
+    await this.setMembership(id, userId, true);
   }
 
   async removeMember(id: string, userId: string): Promise<void> {
-    const group = this.mutable(await this.find(id));
-    const groups = await this.memberships(userId);
-    await this.repository.setMemberships(userId, groups.filter((name) => name !== group.name));
-    this.notify(userId);
+    await this.setMembership(id, userId, false);
   }
 
   /**
-   * Group names from an identity provider's claim, at a user's first sign-in: missing ones are created
-   * (origin oidc); returns the canonical names, `everyone` first.
+   * Group names from an identity provider's claim, at a user's first sign-in: missing ones are created (origin oidc)
+   * and the user joins them, in one transaction, so that no group deleted or renamed meanwhile is left named by the
+   * user; returns the canonical names, `everyone` first.
    */
-  async ensureClaimGroups(names: string[]): Promise<string[]> {
+  async joinClaimGroups(userId: string, names: string[]): Promise<string[]> {
     const wanted = [...new Set(names.map((name) => name.trim()).filter((name) => name && name.length <= 128 && name.toLowerCase() !== EVERYONE))];
-    const canonical = [EVERYONE];
-    for (const name of wanted) {
-      const [existing] = await this.repository.findByNames([name]);
-      canonical.push((existing ?? (await this.repository.ensure(name, 'oidc', clock.now()))).name);
-    }
-    return [...new Set(canonical)];
-  }
-
-  /** Checks group names given for a document or source; returns them as the groups table spells them. */
-  async canonicalNames(names: string[], field: string): Promise<string[]> {
-    const found = await this.repository.findByNames(names);
-    const byLower = new Map(found.map((group) => [group.name.toLowerCase(), group.name]));
-    const missing = names.filter((name) => !byLower.has(name.toLowerCase()));
-    if (missing.length) throw badRequest('unknown_group', `No such group: ${missing.join(', ')}`, field);
-    return [...new Set(names.map((name) => byLower.get(name.toLowerCase())!))];
+    return this.repository.joinClaimGroups(userId, wanted, clock.now());
   }
 
   /**
    * Sets a document's allowed groups. Only a reader of the document may (an editor outside its groups
-   * gets 404, as if it did not exist: else they could grant themselves access).
+   * gets 404, as if it did not exist: else they could grant themselves access). The names are checked in the
+   * write's own transaction: a group deleted or renamed meanwhile is an unknown group, as after it.
    */
   async setDocumentGroups(documentId: string, names: string[], reader: string[]): Promise<string[]> {
-    const current = await this.repository.documentGroups(documentId);
-    if (!current || !sharesGroup(current, reader)) throw notFound('Document');
-    const groups = await this.canonicalNames(names, 'body.groups');
-    if (!(await this.repository.setDocumentGroups(documentId, groups, clock.now()))) throw notFound('Document');
-    return groups;
+    const mayChange = (current: string[]) => sharesGroup(current, reader);
+    return assigned(await this.repository.setDocumentGroups(documentId, names, mayChange, clock.now()), 'Document');
   }
 
   /** Sets a source's groups and its documents'; the same rule: only a reader of the source's documents may. */
   async setSourceGroups(source: AccessSource, id: string, names: string[], reader: string[]): Promise<string[]> {
-    await this.sourceGroups(source, id, reader);
-    const groups = await this.canonicalNames(names, 'body.groups');
-    if (!(await this.repository.setSourceGroups(source, id, groups, clock.now()))) throw notFound(sourceWord(source));
-    return groups;
+    const mayChange = (current: string[]) => sharesGroup(current, reader);
+    return assigned(await this.repository.setSourceGroups(source, id, names, mayChange, clock.now()), sourceWord(source));
   }
 
   async sourceGroups(source: AccessSource, id: string, reader: string[]): Promise<string[]> {
@@ -193,10 +170,13 @@ export class GroupsService {
     return group;
   }
 
-  private async memberships(userId: string): Promise<string[]> {
-    const groups = await this.repository.memberOf(userId);
-    if (!groups) throw notFound('User');
-    return groups;
+  /** Decided by the write, which reads the group and the user's groups in its own transaction (a group deleted meanwhile: 404). */
+  private async setMembership(id: string, userId: string, join: boolean): Promise<void> {
+    const group = this.mutable(await this.find(id));
+    const outcome = await this.repository.setMembership(group.id, userId, join);
+    if (outcome === 'no_group') throw notFound('Group');
+    if (outcome === 'no_user') throw notFound('User');
+    this.notify(userId);
   }
 
   private async notifyMembers(name: string): Promise<void> {
@@ -209,6 +189,13 @@ export class GroupsService {
 }
 
 const sourceWord = (source: AccessSource) => (source === 'connectors' ? 'Connector' : 'Integration');
+
+/** The groups an access change wrote, or its refusal: 404 for the document or source, 400 unknown_group for names with no group. */
+function assigned(outcome: Assignment, what: string): string[] {
+  if (outcome === 'not_found') throw notFound(what);
+  if ('missing' in outcome) throw badRequest('unknown_group', `No such group: ${outcome.missing.join(', ')}`, 'body.groups');
+  return outcome.groups;
+}
 
 function toGroupView(row: GroupRow, memberCount: number): GroupView {
   return {

@@ -58,7 +58,7 @@ export class OidcService {
     private readonly secretBox: SecretBox,
     private readonly log: FastifyBaseLogger,
     /** Claim groups become groups (created when missing) at a user's first sign-in. */
-    private readonly groups: Pick<GroupsService, 'ensureClaimGroups'>,
+    private readonly groups: Pick<GroupsService, 'joinClaimGroups'>,
   ) {}
 
   /** Starts a login: the identity provider's URL, and the state the caller binds to this browser. */
@@ -145,9 +145,14 @@ export class OidcService {
     const groups = stringList(claims.groups);
     const role: Role = groups.some((group) => provider.adminGroups.includes(group)) ? 'admin' : 'viewer';
     const email = typeof claims.email === 'string' && /^[^\s@]+@[^\s@]+$/.test(claims.email) && claims.email.length <= 254 ? claims.email : null;
-    const input = { usernameBase: baseUsername(claims, provider.name), email, role, groups: await this.groups.ensureClaimGroups(groups) };
+    const input = { usernameBase: baseUsername(claims, provider.name), email, role };
     try {
-      const link = (id: string) => this.repository.insertIdentity({ issuer: claims.iss, subject: claims.sub, provider: provider.name, user_id: id, created_at: clock.now() });
+      // The claim groups are made and joined in one transaction (none deleted or renamed meanwhile stays named by the
+      // user), before the identity is linked: a sign-in of the same identity that finds the link finds them too.
+      const link = async (id: string) => {
+        await this.groups.joinClaimGroups(id, groups);
+        await this.repository.insertIdentity({ issuer: claims.iss, subject: claims.sub, provider: provider.name, user_id: id, created_at: clock.now() });
+      };
       return { userId: await this.users.createExternal(input, link), created: true };
     } catch (error) {
       // A first sign-in of the same identity at the same moment linked its user first (the key refused this one's,

@@ -24,12 +24,11 @@ export function toUserView(row: UserProfileRow, entitlement: Entitlement): UserV
   };
 }
 
-/** A user made at their first sign-in through an identity provider. */
+/** A user made at their first sign-in through an identity provider; in `everyone` only, until their link joins them to more. */
 interface ExternalUser {
   usernameBase: string;
   email: string | null;
   role: Role;
-  groups: string[];
 }
 
 /** How often a first sign-in looks for a free username again after another sign-in took the one it found. */
@@ -87,7 +86,7 @@ export class UsersService {
    * A user an identity provider vouches for, made at their first sign-in: no password, and the
    * provider's name for them made unique (base, base-2, base-3, ...: usernames are unique in any case). Two first
    * sign-ins at once may find the same free name: the UNIQUE index refuses the second, which takes the next one.
-   * `link` then ties the user to what vouched for them (the OIDC identity); when it throws, the user is removed again
+   * `link` then ties the user to what vouched for them (their claim groups, the OIDC identity); when it throws, the user is removed again
    * and the error passed on, so a sign-in that lost the identity to another one at the same moment leaves no user.
    */
   async createExternal(input: ExternalUser, link?: (id: string) => Promise<void>): Promise<string> {
@@ -112,7 +111,7 @@ export class UsersService {
           email: input.email,
           role: input.role,
           hashed_password: null,
-          groups: JSON.stringify(input.groups),
+          groups: JSON.stringify(['everyone']),
           auth_source: 'oidc',
           tokens_valid_after: 0,
           created_at: now,

@@ -1,7 +1,8 @@
-import { realpathSync } from 'node:fs';
+import { realpathSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { prose } from '../fixtures/documents.js';
-import { holdTogether, holdUntil } from '../fixtures/held-calls.js';
+import { holdFirst, holdTogether, holdUntil } from '../fixtures/held-calls.js';
 import { applyLicense, LICENSE_ENV } from '../fixtures/license.js';
 import { multipartBody } from '../fixtures/multipart.js';
 import { scratchFolders } from '../fixtures/scratch-folders.js';
@@ -22,6 +23,17 @@ const statuses = (responses: Array<{ statusCode: number }>) => responses.map((re
 const audited = async (event: string) => (await snapshot(t.app, 'audit_log')).filter((entry) => (entry as { event: string }).event === event);
 /** The log lines of one message. */
 const logged = (message: string) => t.logs().split('\n').filter((line) => line.includes(`"msg":"${message}"`));
+/** A service's own repository, to hold a request at its write. */
+const repositoryOf = (service: object) => (service as unknown as { repository: Record<string, unknown> }).repository;
+/** Group names that a user, document, connector or integration names and no group has: none, ever. */
+async function namesWithoutGroup(): Promise<string[]> {
+  const groups = new Set((await snapshot(t.app, 'groups')).map((row) => (row as { name: string }).name));
+  const named = [];
+  for (const table of ['users', 'documents', 'connectors', 'integrations'] as const) {
+    for (const row of (await snapshot(t.app, table)) as Array<{ groups: string }>) named.push(...(JSON.parse(row.groups) as string[]));
+  }
+  return named.filter((name) => !groups.has(name));
+}
 
 describe('concurrent writes', () => {
   it('one file uploaded six times at once is one document and five 409 duplicate_document', async () => {
@@ -100,6 +112,121 @@ describe('concurrent writes', () => {
       expect(JSON.parse(document.groups)).toEqual(['Legal']);
       expect(groups.sort()).toEqual(['Legal', 'everyone']);
     }
+  });
+
+  describe('a write naming groups held after its checks while a group is deleted or renamed (or its source’s access changes): it goes wholly after, never naming a group that is gone', () => {
+    const folder = scratchFolders('hearth-concurrent-groups-');
+
+    async function enterprise(env: Record<string, string> = {}): Promise<string> {
+      t = await startApp({ ...LICENSE_ENV, ...env });
+      await applyLicense(t, 'ENTERPRISE');
+      return (await t.login()).access;
+    }
+
+    /** Deletes the group, or renames it to Counsel: either way no group is called Legal after it. */
+    async function deleteOrRename(change: 'delete' | 'rename', groupId: string, token: string): Promise<void> {
+      const res = change === 'delete'
+        ? await t.request({ method: 'DELETE', url: `/api/groups/${groupId}`, token })
+        : await t.request({ method: 'PUT', url: `/api/groups/${groupId}`, token, payload: { name: 'Counsel' } });
+      expect(res.statusCode, res.body).toBe(change === 'delete' ? 204 : 200);
+    }
+
+    /** A connector over a fresh folder holding one file, not scanned yet. */
+    async function connectorWithOneFile(token: string, root: string): Promise<string> {
+      writeFileSync(path.join(root, 'memo.txt'), `Memo. ${prose(51, 20)}\n`);
+      const created = await t.request({ method: 'POST', url: '/api/connectors', token, payload: { name: 'Shared', path: root, enabled: true } });
+      expect(created.statusCode, created.body).toBe(201);
+      return created.json().id;
+    }
+
+    for (const change of ['delete', 'rename'] as const) {
+      it(`a document's access change meeting its group's ${change}: 400 unknown_group, as after it, and nothing written`, async () => {
+        const token = await enterprise();
+        const { payload, headers } = multipartBody([{ name: 'file', content: prose(42, 40), filename: 'brief.txt' }]);
+        const documentId = (await t.request({ method: 'POST', url: '/api/docs/upload', token, payload, headers })).json().document.id;
+        const group = (await t.request({ method: 'POST', url: '/api/groups', token, payload: { name: 'Legal' } })).json();
+        const write = holdFirst(repositoryOf(t.app.groups), 'setDocumentGroups');
+        const given = t.request({ method: 'PUT', url: `/api/documents/${documentId}/access`, token, payload: { groups: ['legal'] } });
+        await write.arrived;
+        await deleteOrRename(change, group.id, token);
+        write.release();
+        const res = await given;
+        expect(res.statusCode, res.body).toBe(400);
+        expect(res.json().error).toMatchObject({ code: 'unknown_group', field: 'body.groups' });
+        expect((await snapshot(t.app, 'documents')).map((row) => JSON.parse((row as { groups: string }).groups))).toEqual([['everyone']]);
+        expect(await namesWithoutGroup()).toEqual([]);
+      });
+    }
+
+    for (const [source, named] of [['connectors', "a connector's"], ['integrations', "an integration's"]] as const) {
+      it(`${named} access change meeting its group's delete: 400 unknown_group, as after it, and nothing written`, async () => {
+        const root = realpathSync(await folder());
+        const token = await enterprise({ CONNECTOR_ALLOWED_PATHS: `/app/docs:${root}` });
+        const created = source === 'connectors'
+          ? await t.request({ method: 'POST', url: '/api/connectors', token, payload: { name: 'Shared', path: root, enabled: false } })
+          : await t.request({ method: 'POST', url: '/api/integrations', token, payload: { name: 'Wiki', kind: 'web', config: { start_url: 'http://127.0.0.1:9/', allow_private_network: true }, enabled: false } });
+        expect(created.statusCode, created.body).toBe(201);
+        const group = (await t.request({ method: 'POST', url: '/api/groups', token, payload: { name: 'Legal' } })).json();
+        const write = holdFirst(repositoryOf(t.app.groups), 'setSourceGroups');
+        const given = t.request({ method: 'PUT', url: `/api/${source}/${created.json().id}/access`, token, payload: { groups: ['Legal'] } });
+        await write.arrived;
+        await deleteOrRename('delete', group.id, token);
+        write.release();
+        const res = await given;
+        expect(res.statusCode, res.body).toBe(400);
+        expect(res.json().error).toMatchObject({ code: 'unknown_group', field: 'body.groups' });
+        expect((await t.request({ method: 'GET', url: `/api/${source}/${created.json().id}/access`, token })).json().groups).toEqual(['everyone']);
+        expect(await namesWithoutGroup()).toEqual([]);
+      });
+    }
+
+    it("a connector scan stamping its source's groups on a new document after one of them was deleted: the document names only those left", async () => {
+      const root = realpathSync(await folder());
+      const token = await enterprise({ CONNECTOR_ALLOWED_PATHS: `/app/docs:${root}` });
+      const connectorId = await connectorWithOneFile(token, root);
+      const group = (await t.request({ method: 'POST', url: '/api/groups', token, payload: { name: 'Legal' } })).json();
+      expect((await t.request({ method: 'PUT', url: `/api/connectors/${connectorId}/access`, token, payload: { groups: ['Legal', 'everyone'] } })).statusCode).toBe(200);
+      const insert = holdFirst(repositoryOf(t.app.documents), 'insert');
+      expect((await t.request({ method: 'POST', url: `/api/connectors/${connectorId}/scan`, token })).statusCode).toBe(202);
+      await insert.arrived;
+      await deleteOrRename('delete', group.id, token);
+      insert.release();
+      await t.app.jobs.idle();
+      expect((await snapshot(t.app, 'documents')).map((row) => JSON.parse((row as { groups: string }).groups))).toEqual([['everyone']]);
+      expect(await namesWithoutGroup()).toEqual([]);
+    });
+
+    it("a connector scan meeting an access change of its source: the new document gets the source's new groups, not the ones read before", async () => {
+      const root = realpathSync(await folder());
+      const token = await enterprise({ CONNECTOR_ALLOWED_PATHS: `/app/docs:${root}` });
+      const connectorId = await connectorWithOneFile(token, root);
+      await t.request({ method: 'POST', url: '/api/groups', token, payload: { name: 'Legal' } });
+      const insert = holdFirst(repositoryOf(t.app.documents), 'insert');
+      expect((await t.request({ method: 'POST', url: `/api/connectors/${connectorId}/scan`, token })).statusCode).toBe(202);
+      await insert.arrived;
+      const restricted = await t.request({ method: 'PUT', url: `/api/connectors/${connectorId}/access`, token, payload: { groups: ['Legal'] } });
+      expect(restricted.statusCode, restricted.body).toBe(200);
+      insert.release();
+      await t.app.jobs.idle();
+      // Read from the table: the admin is not in Legal, and neither is anyone else.
+      expect((await snapshot(t.app, 'documents')).map((row) => JSON.parse((row as { groups: string }).groups))).toEqual([['Legal']]);
+    });
+
+    it("a member added while the group is deleted after the add found it: 404 not_found, as after the delete, and the user names no such group", async () => {
+      const token = await enterprise();
+      const user = await t.userWithRole('viewer', 'joiner');
+      const group = (await t.request({ method: 'POST', url: '/api/groups', token, payload: { name: 'Legal' } })).json();
+      const found = holdFirst(repositoryOf(t.app.groups), 'find', { afterItRan: true });
+      const added = t.request({ method: 'PUT', url: `/api/groups/${group.id}/members/${user.id}`, token });
+      await found.arrived;
+      await deleteOrRename('delete', group.id, token);
+      found.release();
+      const res = await added;
+      expect(res.statusCode, res.body).toBe(404);
+      expect(res.json().error.code).toBe('not_found');
+      expect((await t.request({ method: 'GET', url: `/api/auth/users/${user.id}`, token })).json().groups).toEqual(['everyone']);
+      expect(await namesWithoutGroup()).toEqual([]);
+    });
   });
 
   describe('one thing deleted five times at once: one 204 and four 404 not_found, as one after the other; its side effects happen once', () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { holdUntil } from '../fixtures/held-calls.js';
+import { holdFirst, holdUntil } from '../fixtures/held-calls.js';
 import { snapshot } from '../helpers.js';
 import {
   HANDOFF_COOKIE, STATE_COOKIE, admin, call, callback, cookieOf, createProvider, idp, me, redeem, restartWith, signIn, startLogin, t, useOidcApp,
@@ -150,6 +150,27 @@ describe('OIDC login end to end', () => {
       held.mockRestore();
     }
   });
+
+  for (const change of ['delete', 'rename'] as const) {
+    it(`a claim group's ${change} while a first sign-in is held before its user is made: the user joins the group made again, never a name with no group`, async () => {
+      await createProvider();
+      const staff = await call({ method: 'POST', url: '/api/groups', token: admin, payload: { name: 'staff' } });
+      expect(staff.statusCode, staff.body).toBe(201);
+      const made = holdFirst(t.app.users, 'createExternal');
+      const signedIn = signIn('sub-alice');
+      await made.arrived;
+      const res = change === 'delete'
+        ? await call({ method: 'DELETE', url: `/api/groups/${staff.json().id}`, token: admin })
+        : await call({ method: 'PUT', url: `/api/groups/${staff.json().id}`, token: admin, payload: { name: 'crew' } });
+      expect(res.statusCode, res.body).toBe(change === 'delete' ? 204 : 200);
+      made.release();
+      // As a sign-in after the change: the claim's group is made again (origin oidc) and the user is in it.
+      expect(await me((await signedIn).access_token)).toMatchObject({ username: 'alice', groups: ['everyone', 'staff'] });
+      const groups = (await snapshot(t.app, 'groups')) as Array<{ name: string; origin: string }>;
+      expect(groups.find((group) => group.name === 'staff')).toMatchObject({ origin: 'oidc' });
+      expect(groups.map((group) => group.name).sort()).toEqual(change === 'delete' ? ['everyone', 'staff'] : ['crew', 'everyone', 'staff']);
+    });
+  }
 
   it('refuses a replayed callback: the state is single use', async () => {
     await createProvider();
