@@ -11,6 +11,7 @@ import { loadConfig } from '../../core/config.js';
 import { installShippedEmbedder, lexicalView, loadEmbedder, SHIPPED_EMBEDDER } from '../../native/embeddings/index.js';
 import { modelFolder, readActiveModelId, readManifest } from '../../native/model-files/index.js';
 import { buildAdaptedModel } from '../../plugins/search-index/corpus-adaptation/build.js';
+import { BUSY } from '../../plugins/search-index/corpus-adaptation/index.js';
 import { mulberry32 } from '../../plugins/search-index/default-embedder/linalg.js';
 import { scratchFolders } from '../fixtures/scratch-folders.js';
 import { adaptationDocuments as documents, ADAPTATION_WORDS as WORDS } from '../fixtures/adaptation-documents.js';
@@ -45,7 +46,7 @@ describe('the embedder adapted to the collection', () => {
       }
       throw new Error(`timed out waiting for ${what}: ${JSON.stringify(await stats())}`);
     };
-    const waiting = await until('the first check', (s) => s.corpus_adaptation.detail !== 'not checked yet');
+    const waiting = await until('a check of the uploaded documents', (s) => s.chunks > 0 && s.corpus_adaptation.detail.startsWith(`${s.chunks} chunks:`));
     expect(waiting.corpus_adaptation).toEqual({ state: 'waiting', detail: expect.stringMatching(/^\d+ chunks: the embedder is adapted to the collection from 100 \(EMBED_ADAPT_MIN_CHUNKS\)$/) });
     expect(waiting.model_id).toMatch(/^potion-base-4M-int8@/);
 
@@ -129,6 +130,34 @@ describe('the embedder adapted to the collection', () => {
       }
       expect(adaptation).toEqual({ state: 'off', detail: 'no embedding model in force' });
     } finally {
+      await app.close();
+    }
+  });
+
+  it('while jobs run the stats do not repeat what an earlier check found (0 chunks at boot), and say why it waits', async () => {
+    const app = await startApp({ HEARTH_DEFAULT_EMBEDDER: 'shipped', EMBED_ADAPT_MIN_CHUNKS: '100', MODEL_WATCH_SECONDS: '1' });
+    let release = () => {};
+    try {
+      const editor = (await app.userWithRole('editor')).access;
+      const adaptation = async () => (await app.request({ method: 'GET', url: '/api/index/stats', token: editor })).json().corpus_adaptation;
+      const until = async (detail: RegExp | string) => {
+        for (let i = 0; i < 50; i++) {
+          const now = await adaptation();
+          if (typeof detail === 'string' ? now.detail === detail : detail.test(now.detail)) return now;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        return adaptation();
+      };
+      expect(await until(/^0 chunks:/)).toEqual({ state: 'waiting', detail: '0 chunks: the embedder is adapted to the collection from 100 (EMBED_ADAPT_MIN_CHUNKS)' });
+      // A job held running (as a long scan would be): the next check says the adaptation waits for the jobs.
+      const held = new Promise<void>((resolve) => (release = resolve));
+      await app.app.jobs.enqueue('test.hold', () => held);
+      expect(await until(BUSY)).toEqual({ state: 'waiting', detail: BUSY });
+      release();
+      await app.app.jobs.idle();
+      expect((await until(/^0 chunks:/)).detail).toMatch(/^0 chunks:/);
+    } finally {
+      release();
       await app.close();
     }
   });

@@ -19,6 +19,12 @@ export function adaptInWorker(options: AdaptOptions, progress: (message: string)
   return runInWorker<AdaptResult>(import.meta.url, './worker.ts', './corpus-adaptation-worker.js', options, 'corpus adaptation', progress, youngMb > 0 ? { maxYoungGenerationSizeMb: youngMb } : undefined);
 }
 
+/** The status's detail with no embedding model in force (for a moment at first start, while the shipped one installs). */
+export const NO_MODEL = 'no embedding model in force';
+
+/** The status while jobs run: an adaptation waits for them. */
+export const BUSY = 'jobs are running (documents being indexed): looked at again once they are idle';
+
 /** The collection must have grown or shrunk by this share since the model in force was adapted to adapt again. */
 export const ADAPT_AGAIN_AFTER = 0.25;
 
@@ -80,7 +86,12 @@ export class CorpusAdaptation {
 
   /** Starts an adaptation when one is due; cheap when none is (called on a timer). */
   async check(): Promise<void> {
-    if (!this.options.enabled || this.work || this.checking || this.jobs.busy()) return;
+    if (!this.options.enabled || this.work || this.checking) return;
+    if (this.jobs.busy()) {
+      // What an earlier check found (e.g. 0 chunks at boot) no longer holds while documents are indexed.
+      if (this.status.state === 'waiting') this.status = { state: 'waiting', detail: BUSY };
+      return;
+    }
     this.checking = true;
     try {
       await this.due();
@@ -98,7 +109,7 @@ export class CorpusAdaptation {
     const inForce = this.activeEmbedding.embedder();
     const active = await resolveActiveModel(modelDir, 'embedding');
     if (!inForce || !active) {
-      this.status = { state: 'off', detail: 'no embedding model in force' };
+      this.status = { state: 'off', detail: NO_MODEL };
       return;
     }
     if (active.manifest.format !== 'model2vec' || !inForce.tokenTable) {
