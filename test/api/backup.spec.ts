@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import * as tar from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCUMENTED_DEFAULT_ADMIN_PASSWORD } from '../../core/config.js';
+import { adaptationDocuments } from '../fixtures/adaptation-documents.js';
 import { prose } from '../fixtures/documents.js';
 import { multipartBody } from '../fixtures/multipart.js';
 import { cleanupServices, ensureBuilt, exitWithin, listening, ROOT, type Service, startService, tempDir, waitFor } from '../fixtures/service-process.js';
@@ -202,10 +203,18 @@ describe('hearth backup / restore', () => {
   }, 120_000);
 
   it('an embedder adapted to the collection travels with its weights (nothing could download it again); other weights only with --with-weights', async () => {
-    // The original's collection, the shipped model adapted to it, in a MODEL_DIR of their own.
+    // The shipped model adapted to a collection, in a MODEL_DIR of its own (the original's few documents hold too few
+    // distinct words to adapt to: a chunks table of enough of them stands for its collection).
     const models = path.join(work, 'adapted-models');
     await installShippedEmbedder({ modelDir: models });
-    const manifest = (await buildAdaptedModel({ databaseFile: path.join(work, 'original', 'hearth.db'), modelDir: models, baseId: SHIPPED_EMBEDDER.id })).manifest!;
+    const collection = path.join(work, 'collection.db');
+    const db = new Database(collection);
+    db.exec('CREATE TABLE chunks (rowid INTEGER PRIMARY KEY, text TEXT NOT NULL)');
+    const insert = db.prepare('INSERT INTO chunks (text) VALUES (?)');
+    for (const text of Object.values(adaptationDocuments(0, 40))) for (const paragraph of text.split('\n\n')) insert.run(paragraph);
+    db.close();
+    const manifest = (await buildAdaptedModel({ databaseFile: collection, modelDir: models, baseId: SHIPPED_EMBEDDER.id })).manifest!;
+    expect(manifest).not.toBeNull();
     const file = path.join(work, 'adapted.tar.gz');
     const backup = hearth(['backup', file], path.join(work, 'original'), undefined, models);
     expect(backup.code, backup.stderr).toBe(0);
