@@ -35,12 +35,13 @@ export class DocumentsRepository {
   /**
    * The groups a connector's or integration's new documents get (migration 0012), read from the source's row by the
    * insert itself: an access change of the source, or a group's delete or rename, that went first is never undone by a
-   * copy read before it. Everyone when the source is gone.
+   * copy read before it. No group when the source is gone (deleted while its scan registered this document: readable
+   * by no one until the cancelled scan's end removes it; everyone would open a restricted source's document to all).
    */
   sourceGroups(sourceType: SourceType, sourceId: string | null): Expression<string> {
     if (sourceType === 'upload' || !sourceId) return sql<string>`'["everyone"]'`;
     const table = sourceType === 'connector' ? 'connectors' : 'integrations';
-    return sql<string>`coalesce((select groups from ${sql.table(table)} where id = ${sourceId}), '["everyone"]')`;
+    return sql<string>`coalesce((select groups from ${sql.table(table)} where id = ${sourceId}), '[]')`;
   }
 
   async insert(document: InsertObject<Database, 'documents'>): Promise<void> {

@@ -2,7 +2,7 @@ import { realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { prose } from '../fixtures/documents.js';
-import { holdFirst, holdTogether, holdUntil } from '../fixtures/held-calls.js';
+import { holdAround, holdFirst, holdTogether, holdUntil } from '../fixtures/held-calls.js';
 import { applyLicense, LICENSE_ENV } from '../fixtures/license.js';
 import { multipartBody } from '../fixtures/multipart.js';
 import { scratchFolders } from '../fixtures/scratch-folders.js';
@@ -210,6 +210,29 @@ describe('concurrent writes', () => {
       await t.app.jobs.idle();
       // Read from the table: the admin is not in Legal, and neither is anyone else.
       expect((await snapshot(t.app, 'documents')).map((row) => JSON.parse((row as { groups: string }).groups))).toEqual([['Legal']]);
+    });
+
+    it("a connector scan whose source is deleted while it registers a document: that document is readable by no group until the scan's end removes it", async () => {
+      const root = realpathSync(await folder());
+      const token = await enterprise({ CONNECTOR_ALLOWED_PATHS: `/app/docs:${root}` });
+      const connectorId = await connectorWithOneFile(token, root);
+      const legal = (await t.request({ method: 'POST', url: '/api/groups', token, payload: { name: 'Legal' } })).json();
+      const me = (await t.request({ method: 'GET', url: '/api/auth/me', token })).json();
+      expect((await t.request({ method: 'PUT', url: `/api/groups/${legal.id}/members/${me.id}`, token })).statusCode).toBe(204);
+      expect((await t.request({ method: 'PUT', url: `/api/connectors/${connectorId}/access`, token, payload: { groups: ['Legal'] } })).statusCode).toBe(200);
+      const insert = holdAround(repositoryOf(t.app.documents), 'insert');
+      expect((await t.request({ method: 'POST', url: `/api/connectors/${connectorId}/scan`, token })).statusCode).toBe(202);
+      await insert.arrived;
+      expect((await t.request({ method: 'DELETE', url: `/api/connectors/${connectorId}`, token })).statusCode).toBe(204);
+      insert.release();
+      await insert.ran;
+      // Registered after its source went, before the cancelled scan removes it: the source's groups are gone with it.
+      const groupsOf = async () => (await snapshot(t.app, 'documents')).map((row) => JSON.parse((row as { groups: string }).groups));
+      const meanwhile = await groupsOf();
+      insert.finish();
+      expect(meanwhile).toEqual([[]]);
+      await t.app.jobs.idle();
+      expect(await groupsOf()).toEqual([]);
     });
 
     it("a member added while the group is deleted after the add found it: 404 not_found, as after the delete, and the user names no such group", async () => {
