@@ -19,7 +19,7 @@ const IndexStatsView = Type.Object({
       state: Type.Union([Type.Literal('off'), Type.Literal('waiting'), Type.Literal('adapting'), Type.Literal('in_force'), Type.Literal('failed')]),
       detail: Type.String(),
     },
-    { description: 'The static embedder adapted to the collection (EMBED_ADAPT): off, waiting (too few chunks, not checked yet), adapting, in_force, failed' },
+    { description: 'The static embedder adapted to the collection (EMBED_ADAPT): off (EMBED_ADAPT=off, no model in force, or not a static one), waiting (chunks outside EMBED_ADAPT_MIN/MAX_CHUNKS, the collection changing, jobs running, too few distinct words, not checked yet), adapting, in_force, failed; detail says which' },
   ),
 });
 

@@ -29,8 +29,8 @@ export const BUSY = 'jobs are running (documents being indexed): looked at again
 export const ADAPT_AGAIN_AFTER = 0.25;
 
 /**
- * off: EMBED_ADAPT=off, or the model in force is not a static one; waiting: too few chunks yet, or nothing changed
- * enough; adapting: the job runs (the vector index is rebuilt after it); in_force: search uses the adapted model;
+ * off: EMBED_ADAPT=off, no embedding model in force, or the model in force is not a static one; waiting: too few
+ * (or too many) chunks, nothing changed enough, the collection still changing, or jobs running; adapting: the job runs (the vector index is rebuilt after it); in_force: search uses the adapted model;
  * failed: the last adaptation failed (tried again when the collection changes). A collection with too few distinct
  * frequent words for a corpus part stays `waiting` (nothing installed) until it changes.
  */
